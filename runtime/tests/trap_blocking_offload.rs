@@ -76,10 +76,7 @@ fn blocking_returns_values_and_panics_as_errors() {
     assert!(err.to_string().contains("disk on fire"), "{err}");
     // From a plain thread, the function runs inline.
     let here = std::thread::current().id();
-    assert_eq!(
-        blocking(move || std::thread::current().id() == here).unwrap(),
-        true
-    );
+    assert!(blocking(move || std::thread::current().id() == here).unwrap());
     let io = moria_runtime::blocking_io(|| -> std::io::Result<u8> { panic!("io boom") });
     assert!(io.unwrap_err().to_string().contains("io boom"));
 }
