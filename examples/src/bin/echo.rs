@@ -1,1 +1,79 @@
-fn main() {}
+//! Echo server: every byte a client sends comes back. The runtime's first user.
+//!
+//! `cargo run --release -p moria-examples --bin echo -- --listen 127.0.0.1:7000 --workers 2`
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use clap::Parser;
+use moria_runtime::net::TcpListener;
+use moria_runtime::{shutdown, spawn, stats, Deadline, Runtime};
+
+/// Command-line flags (each has a `MORIA_*` environment equivalent).
+#[derive(Parser, Debug)]
+#[command(about = "Moria echo server")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:7000")]
+    listen: String,
+    /// Scheduler worker threads (default: one per CPU).
+    #[arg(long, env = "MORIA_WORKERS")]
+    workers: Option<usize>,
+    /// How long shutdown waits for open connections.
+    #[arg(long, env = "MORIA_DRAIN_SECS", default_value_t = 5)]
+    drain_secs: u64,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,may=warn"))
+        .init();
+    let args = Args::parse();
+    let mut builder = Runtime::builder().from_env()?;
+    if let Some(n) = args.workers {
+        builder = builder.workers(n);
+    }
+    let runtime = builder.build()?;
+    shutdown::listen_for_signals()?;
+
+    let mut listener = TcpListener::bind(args.listen.as_str())?;
+    log::info!(
+        "echo listening on {} with {} workers (Ctrl-C to stop)",
+        listener.local_addr()?,
+        runtime.config().workers
+    );
+    runtime.run(move || -> std::io::Result<()> {
+        let token = shutdown::global();
+        while let Some((conn, peer)) = listener.accept_until(token)? {
+            spawn(move || {
+                if let Err(e) = echo(conn) {
+                    log::debug!("{peer}: {e}");
+                }
+            });
+        }
+        Ok(())
+    })??;
+    log::info!("shutting down; waiting for open connections");
+    if let Err(e) = shutdown::drain(Deadline::after(Duration::from_secs(args.drain_secs))) {
+        log::warn!("{e}");
+    }
+    log::info!("final counters:\n{}", stats());
+    Ok(())
+}
+
+/// Copies everything read back to the peer until EOF, exiting early on shutdown.
+fn echo(mut conn: moria_runtime::net::TcpStream) -> std::io::Result<()> {
+    conn.set_read_timeout(Some(Duration::from_millis(500)))?;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match conn.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => conn.write_all(&buf[..n])?,
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                if shutdown::global().is_triggered() {
+                    return Ok(());
+                }
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
