@@ -35,7 +35,7 @@ fn value(c: u8) -> Option<u32> {
 /// Decodes padded base64; `None` on any malformed input.
 pub(crate) fn decode(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 4 != 0 {
+    if !bytes.len().is_multiple_of(4) {
         return None;
     }
     let mut out = Vec::with_capacity(bytes.len() / 4 * 3);

@@ -96,6 +96,9 @@ pub enum Error {
     /// The offload pool or the connection thread could not run the call.
     #[error("offload failed: {0}")]
     Offload(String),
+    /// The closure given to a [`Db`](crate::Db) call panicked (its transaction rolled back).
+    #[error("database call panicked: {0}")]
+    Panicked(String),
 }
 
 impl Error {

@@ -4,7 +4,9 @@
 //! |---|---|
 //! | `model` | [`Model`] trait and the [`model!`] macro that declares a table |
 //! | `field` | [`Field`]: Rust type ↔ column ↔ JSON; [`CreateTime`], [`ModTime`] |
-//! | `conn` | [`Conn`]: one SQLite connection ([`Mode`], [`ConnOptions`]) |
+//! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]); every call runs on a lane |
+//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only) |
+//! | `conn` | [`Conn`]: one SQLite connection, the synchronous core ([`Mode`], [`ConnOptions`]) |
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
@@ -36,9 +38,11 @@ mod batch;
 mod conn;
 mod crud;
 mod cursor;
+mod db;
 mod error;
 mod field;
 mod json;
+mod lane;
 mod model;
 mod query;
 mod schema;
@@ -51,9 +55,11 @@ pub use conn::{
     DEFAULT_STATEMENT_CACHE,
 };
 pub use cursor::{Cursor, Select};
+pub use db::{Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};
 pub use error::{Error, OptionalExt, Result};
 pub use field::{now_millis, Auto, CreateTime, Field, FieldDef, FieldType, ModTime};
 pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, JsonFormat};
+pub use lane::Dispatch;
 pub use model::Model;
 pub use query::{Op, Order, Query};
 #[doc(hidden)]
