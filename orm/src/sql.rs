@@ -116,20 +116,28 @@ impl SqlTexts {
     }
 }
 
-/// `INSERT INTO t("id",…) VALUES (?,…),(?,…)…` for `rows` rows, ids included.
+/// `INSERT INTO t(…) VALUES (?,…),(?,…)…` for `rows` rows, ids left to SQLite.
 pub(crate) fn multi_insert(table: &str, fields: &[FieldDef], rows: usize) -> String {
-    let per_row = fields.len() + 1;
-    let mut sql = String::with_capacity(32 + 16 * per_row + rows * (2 * per_row + 1));
+    let mut sql = String::with_capacity(32 + 16 * fields.len() + rows * (2 * fields.len() + 1));
     sql.push_str("INSERT INTO ");
     push_ident(&mut sql, table);
+    if fields.is_empty() {
+        sql.push_str(" DEFAULT VALUES");
+        return sql;
+    }
     sql.push('(');
-    push_columns(&mut sql, fields);
+    for (i, f) in fields.iter().enumerate() {
+        if i > 0 {
+            sql.push(',');
+        }
+        push_ident(&mut sql, f.name);
+    }
     sql.push_str(") VALUES");
     for r in 0..rows {
         if r > 0 {
             sql.push(',');
         }
-        push_placeholders(&mut sql, per_row);
+        push_placeholders(&mut sql, fields.len());
     }
     sql
 }
@@ -170,7 +178,7 @@ mod tests {
         );
         assert_eq!(
             multi_insert("T", FIELDS, 2),
-            "INSERT INTO \"T\"(\"id\",\"name\",\"n\") VALUES(?,?,?),(?,?,?)"
+            "INSERT INTO \"T\"(\"name\",\"n\") VALUES(?,?),(?,?)"
         );
     }
 }
