@@ -96,6 +96,20 @@ pub enum Error {
     /// The offload pool or the connection thread could not run the call.
     #[error("offload failed: {0}")]
     Offload(String),
+    /// No table of this name is served.
+    #[error("no table {0:?}")]
+    NoSuchTable(String),
+    /// A REST request is malformed (bad id, query parameter or batch shape).
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    /// A REST request body exceeds the configured limit.
+    #[error("request body of {size} bytes exceeds the limit of {limit}")]
+    TooLarge {
+        /// Bytes received or announced.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
     /// The closure given to a [`Db`](crate::Db) call panicked (its transaction rolled back).
     #[error("database call panicked: {0}")]
     Panicked(String),

@@ -13,6 +13,7 @@
 //! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
+//! | [`rest`] | REST semantics over a `Db`: [`Rest`], request/response, auth hook |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
 //! | `base64` | BLOB fields in JSON |
@@ -45,6 +46,7 @@ mod json;
 mod lane;
 mod model;
 mod query;
+pub mod rest;
 mod schema;
 mod sql;
 mod tx;
@@ -62,6 +64,7 @@ pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, Js
 pub use lane::Dispatch;
 pub use model::Model;
 pub use query::{Op, Order, Query};
+pub use rest::{Rest, RestRequest, RestResponse};
 #[doc(hidden)]
 pub use sql::SqlTexts;
 pub use tx::Transaction;
