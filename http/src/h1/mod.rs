@@ -1,0 +1,6 @@
+//! HTTP/1 internals, split by responsibility: head scan and parse, failures, response head
+//! encoding, the cached date, body decoding, and the connection loop.
+
+pub(crate) mod failure;
+pub(crate) mod parse;
+pub(crate) mod scan;
