@@ -80,11 +80,27 @@ impl Failure {
             UnknownExpectation => 417,
             BodyTooLarge => 413,
             HeaderTimeout | BodyTimeout => 408,
-            TooManyEmptyLines | BadRequestLine | BadMethod | BadTarget | BadVersion | ObsFold
-            | BadHeaderName | WhitespaceBeforeColon | BadHeaderValue | BareCr | MissingHost
-            | DuplicateHost | BadHost | BadContentLength | ConflictingContentLength
-            | ContentLengthWithTransferEncoding | TransferEncodingOnHttp10 | ChunkedNotFinal
-            | BadChunk | TruncatedBody | BadPath => 400,
+            TooManyEmptyLines
+            | BadRequestLine
+            | BadMethod
+            | BadTarget
+            | BadVersion
+            | ObsFold
+            | BadHeaderName
+            | WhitespaceBeforeColon
+            | BadHeaderValue
+            | BareCr
+            | MissingHost
+            | DuplicateHost
+            | BadHost
+            | BadContentLength
+            | ConflictingContentLength
+            | ContentLengthWithTransferEncoding
+            | TransferEncodingOnHttp10
+            | ChunkedNotFinal
+            | BadChunk
+            | TruncatedBody
+            | BadPath => 400,
         }
     }
 

@@ -21,7 +21,10 @@ pub(crate) struct Span {
 
 impl Span {
     fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
 
     /// The bytes this span covers in `buf`.
@@ -98,8 +101,20 @@ static TOKEN: [bool; 256] = {
         t[i] = c.is_ascii_alphanumeric()
             || matches!(
                 c,
-                b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-' | b'.' | b'^' | b'_'
-                    | b'`' | b'|' | b'~'
+                b'!' | b'#'
+                    | b'$'
+                    | b'%'
+                    | b'&'
+                    | b'\''
+                    | b'*'
+                    | b'+'
+                    | b'-'
+                    | b'.'
+                    | b'^'
+                    | b'_'
+                    | b'`'
+                    | b'|'
+                    | b'~'
             );
         i += 1;
     }
@@ -137,8 +152,24 @@ static HOST: [bool; 256] = {
         t[i] = c.is_ascii_alphanumeric()
             || matches!(
                 c,
-                b'-' | b'.' | b'_' | b'~' | b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+'
-                    | b',' | b';' | b'=' | b':' | b'[' | b']' | b'%'
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'['
+                    | b']'
+                    | b'%'
             );
         i += 1;
     }
@@ -146,7 +177,12 @@ static HOST: [bool; 256] = {
 };
 
 /// Parses the complete head `buf[start..]` (the scanner found its end) into `head`.
-pub(crate) fn parse_head(buf: &[u8], start: usize, limits: &Limits, head: &mut Head) -> Result<(), Failure> {
+pub(crate) fn parse_head(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<(), Failure> {
     head.fields.clear();
     head.query = None;
     head.expect_continue = false;
@@ -182,14 +218,12 @@ pub(crate) fn parse_head(buf: &[u8], start: usize, limits: &Limits, head: &mut H
                     return Err(Failure::BadHost);
                 }
             }
-            6 if n.eq_ignore_ascii_case(b"expect") => {
-                // RFC 9110 §10.1.1: only 100-continue is defined; HTTP/1.0 ignores it.
-                if head.version == Version::Http11 {
-                    if v.eq_ignore_ascii_case(b"100-continue") {
-                        head.expect_continue = true;
-                    } else {
-                        return Err(Failure::UnknownExpectation);
-                    }
+            // RFC 9110 §10.1.1: only 100-continue is defined; HTTP/1.0 ignores Expect.
+            6 if n.eq_ignore_ascii_case(b"expect") && head.version == Version::Http11 => {
+                if v.eq_ignore_ascii_case(b"100-continue") {
+                    head.expect_continue = true;
+                } else {
+                    return Err(Failure::UnknownExpectation);
                 }
             }
             10 if n.eq_ignore_ascii_case(b"connection") => {
@@ -221,7 +255,12 @@ pub(crate) fn parse_head(buf: &[u8], start: usize, limits: &Limits, head: &mut H
 }
 
 /// The body framing of RFC 9112 §6.3 (rules 1 and 2 concern responses).
-fn framing(version: Version, content_length: Option<u64>, te: &TeState, limits: &Limits) -> Result<Framing, Failure> {
+fn framing(
+    version: Version,
+    content_length: Option<u64>,
+    te: &TeState,
+    limits: &Limits,
+) -> Result<Framing, Failure> {
     if te.seen {
         // §6.1: a Transfer-Encoding in HTTP/1.0 means the framing is faulty.
         if version == Version::Http10 {
@@ -327,12 +366,21 @@ fn next_line(buf: &[u8], pos: &mut usize) -> Result<Span, Failure> {
         None => return Err(Failure::BadRequestLine),
     };
     *pos = nl + 1;
-    let end = if nl > start && buf[nl - 1] == b'\r' { nl - 1 } else { nl };
+    let end = if nl > start && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
     Ok(Span::new(start, end))
 }
 
 /// `method SP request-target SP HTTP-version` (RFC 9112 §3), single spaces only.
-fn parse_request_line(buf: &[u8], line: Span, limits: &Limits, head: &mut Head) -> Result<(), Failure> {
+fn parse_request_line(
+    buf: &[u8],
+    line: Span,
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<(), Failure> {
     let l = line.get(buf);
     if l.len() > limits.max_request_line {
         return Err(Failure::RequestLineTooLong);
@@ -344,7 +392,11 @@ fn parse_request_line(buf: &[u8], line: Span, limits: &Limits, head: &mut Head) 
         return Err(Failure::BadRequestLine);
     }
     if let Some(&c) = method.iter().find(|&&c| !TOKEN[c as usize]) {
-        return Err(if c == b'\r' { Failure::BareCr } else { Failure::BadMethod });
+        return Err(if c == b'\r' {
+            Failure::BareCr
+        } else {
+            Failure::BadMethod
+        });
     }
     let rest = &l[sp1 + 1..];
     let sp2 = memchr(b' ', rest).ok_or(Failure::BadRequestLine)?;
@@ -353,7 +405,11 @@ fn parse_request_line(buf: &[u8], line: Span, limits: &Limits, head: &mut Head) 
         return Err(Failure::BadRequestLine);
     }
     if let Some(&c) = target.iter().find(|&&c| !TARGET[c as usize]) {
-        return Err(if c == b'\r' { Failure::BareCr } else { Failure::BadTarget });
+        return Err(if c == b'\r' {
+            Failure::BareCr
+        } else {
+            Failure::BadTarget
+        });
     }
     head.version = parse_version(&rest[sp2 + 1..])?;
     head.method = Method::from_bytes(method);
@@ -406,7 +462,9 @@ fn split_target(method: Method, target: &[u8], t0: usize, head: &mut Head) -> Re
 /// `HTTP/DIGIT.DIGIT`: 1.0 and 1.1 (and later 1.x, served as 1.1); other majors are 505.
 fn parse_version(v: &[u8]) -> Result<Version, Failure> {
     match v {
-        [b'H', b'T', b'T', b'P', b'/', maj, b'.', min] if maj.is_ascii_digit() && min.is_ascii_digit() => {
+        [b'H', b'T', b'T', b'P', b'/', maj, b'.', min]
+            if maj.is_ascii_digit() && min.is_ascii_digit() =>
+        {
             match (maj, min) {
                 (b'1', b'0') => Ok(Version::Http10),
                 (b'1', _) => Ok(Version::Http11),
@@ -427,7 +485,11 @@ fn parse_field(buf: &[u8], line: Span) -> Result<(Span, Span), Failure> {
     if matches!(l.first(), Some(b' ' | b'\t')) {
         return Err(Failure::ObsFold);
     }
-    let colon = memchr(b':', l).ok_or(if l.contains(&b'\r') { Failure::BareCr } else { Failure::BadHeaderName })?;
+    let colon = memchr(b':', l).ok_or(if l.contains(&b'\r') {
+        Failure::BareCr
+    } else {
+        Failure::BadHeaderName
+    })?;
     let name = &l[..colon];
     if name.is_empty() {
         return Err(Failure::BadHeaderName);
@@ -437,7 +499,11 @@ fn parse_field(buf: &[u8], line: Span) -> Result<(Span, Span), Failure> {
         return Err(Failure::WhitespaceBeforeColon);
     }
     if let Some(&c) = name.iter().find(|&&c| !TOKEN[c as usize]) {
-        return Err(if c == b'\r' { Failure::BareCr } else { Failure::BadHeaderName });
+        return Err(if c == b'\r' {
+            Failure::BareCr
+        } else {
+            Failure::BadHeaderName
+        });
     }
     let mut vs = colon + 1;
     let mut ve = l.len();
@@ -449,9 +515,16 @@ fn parse_field(buf: &[u8], line: Span) -> Result<(Span, Span), Failure> {
     }
     // §2.2 and §5.5: no bare CR, no other control characters.
     if let Some(&c) = l[vs..ve].iter().find(|&&c| !VALUE[c as usize]) {
-        return Err(if c == b'\r' { Failure::BareCr } else { Failure::BadHeaderValue });
+        return Err(if c == b'\r' {
+            Failure::BareCr
+        } else {
+            Failure::BadHeaderValue
+        });
     }
-    Ok((Span::new(base, base + colon), Span::new(base + vs, base + ve)))
+    Ok((
+        Span::new(base, base + colon),
+        Span::new(base + vs, base + ve),
+    ))
 }
 
 #[cfg(test)]

@@ -73,14 +73,24 @@ impl HeadScan {
         self.incomplete(buf, start, limits)
     }
 
-    fn complete(&self, start: usize, end: usize, limits: &Limits) -> Result<Option<HeadBounds>, Failure> {
+    fn complete(
+        &self,
+        start: usize,
+        end: usize,
+        limits: &Limits,
+    ) -> Result<Option<HeadBounds>, Failure> {
         if end > limits.max_head {
             return Err(Failure::HeadTooLarge);
         }
         Ok(Some(HeadBounds { start, end }))
     }
 
-    fn incomplete(&self, buf: &[u8], start: usize, limits: &Limits) -> Result<Option<HeadBounds>, Failure> {
+    fn incomplete(
+        &self,
+        buf: &[u8],
+        start: usize,
+        limits: &Limits,
+    ) -> Result<Option<HeadBounds>, Failure> {
         if self.line_end.is_none() && buf.len() - start > limits.max_request_line + 1 {
             return Err(Failure::RequestLineTooLong);
         }
@@ -134,24 +144,45 @@ mod tests {
     #[test]
     fn finds_crlf_terminator() {
         let b = b"GET / HTTP/1.1\r\nHost: a\r\n\r\nrest";
-        assert_eq!(scan_all(b), Ok(Some(HeadBounds { start: 0, end: b.len() - 4 })));
+        assert_eq!(
+            scan_all(b),
+            Ok(Some(HeadBounds {
+                start: 0,
+                end: b.len() - 4
+            }))
+        );
     }
 
     #[test]
     fn finds_bare_lf_terminator() {
         let b = b"GET / HTTP/1.1\nHost: a\n\n";
-        assert_eq!(scan_all(b), Ok(Some(HeadBounds { start: 0, end: b.len() })));
+        assert_eq!(
+            scan_all(b),
+            Ok(Some(HeadBounds {
+                start: 0,
+                end: b.len()
+            }))
+        );
     }
 
     #[test]
     fn skips_leading_empty_lines() {
         let b = b"\r\n\r\nGET / HTTP/1.1\r\n\r\n";
-        assert_eq!(scan_all(b), Ok(Some(HeadBounds { start: 4, end: b.len() })));
+        assert_eq!(
+            scan_all(b),
+            Ok(Some(HeadBounds {
+                start: 4,
+                end: b.len()
+            }))
+        );
     }
 
     #[test]
     fn too_many_leading_empty_lines() {
-        assert_eq!(scan_all(&b"\r\n".repeat(10)), Err(Failure::TooManyEmptyLines));
+        assert_eq!(
+            scan_all(&b"\r\n".repeat(10)),
+            Err(Failure::TooManyEmptyLines)
+        );
     }
 
     #[test]
@@ -162,23 +193,41 @@ mod tests {
         for n in 0..b.len() {
             assert_eq!(s.scan(&b[..n], &l), Ok(None), "prefix {n}");
         }
-        assert_eq!(s.scan(b, &l), Ok(Some(HeadBounds { start: 0, end: b.len() })));
+        assert_eq!(
+            s.scan(b, &l),
+            Ok(Some(HeadBounds {
+                start: 0,
+                end: b.len()
+            }))
+        );
     }
 
     #[test]
     fn long_request_line_is_414_before_its_end() {
-        let l = Limits { max_request_line: 16, ..Limits::default() };
+        let l = Limits {
+            max_request_line: 16,
+            ..Limits::default()
+        };
         let mut s = HeadScan::default();
-        assert_eq!(s.scan(b"GET /aaaaaaaaaaaaaaaaaaaaaa", &l), Err(Failure::RequestLineTooLong));
+        assert_eq!(
+            s.scan(b"GET /aaaaaaaaaaaaaaaaaaaaaa", &l),
+            Err(Failure::RequestLineTooLong)
+        );
         let mut s = HeadScan::default();
-        assert_eq!(s.scan(b"GET /aaaaaaaaaaaaaa\r\n", &l), Err(Failure::RequestLineTooLong));
+        assert_eq!(
+            s.scan(b"GET /aaaaaaaaaaaaaa\r\n", &l),
+            Err(Failure::RequestLineTooLong)
+        );
         let mut s = HeadScan::default();
         assert!(s.scan(b"GET /a HTTP/1.1\r\n", &l).is_ok());
     }
 
     #[test]
     fn large_head_is_431() {
-        let l = Limits { max_head: 64, ..Limits::default() };
+        let l = Limits {
+            max_head: 64,
+            ..Limits::default()
+        };
         let mut b = b"GET / HTTP/1.1\r\n".to_vec();
         b.extend_from_slice(&b"X: yyyyyyyyyyyy\r\n".repeat(4));
         assert_eq!(HeadScan::default().scan(&b, &l), Err(Failure::HeadTooLarge));

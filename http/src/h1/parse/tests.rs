@@ -4,7 +4,9 @@ use super::*;
 use crate::h1::scan::HeadScan;
 
 fn parse_with(raw: &[u8], limits: &Limits) -> Result<Head, Failure> {
-    let bounds = HeadScan::default().scan(raw, limits)?.expect("complete head");
+    let bounds = HeadScan::default()
+        .scan(raw, limits)?
+        .expect("complete head");
     let mut head = Head::default();
     parse_head(&raw[..bounds.end], bounds.start, limits, &mut head)?;
     Ok(head)
@@ -73,20 +75,34 @@ fn connection_close_on_11() {
 
 #[test]
 fn later_minor_version_is_served_as_11() {
-    assert_eq!(parse(b"GET / HTTP/1.7\r\nHost: a\r\n\r\n").unwrap().version, Version::Http11);
+    assert_eq!(
+        parse(b"GET / HTTP/1.7\r\nHost: a\r\n\r\n").unwrap().version,
+        Version::Http11
+    );
 }
 
 #[test]
 fn unsupported_versions_are_505() {
     for v in ["HTTP/2.0", "HTTP/0.9", "HTTP/3.1"] {
         let raw = format!("GET / {v}\r\nHost: a\r\n\r\n");
-        assert_eq!(parse(raw.as_bytes()).unwrap_err(), Failure::UnsupportedVersion, "{v}");
+        assert_eq!(
+            parse(raw.as_bytes()).unwrap_err(),
+            Failure::UnsupportedVersion,
+            "{v}"
+        );
     }
 }
 
 #[test]
 fn malformed_versions_are_400() {
-    for v in ["HTTP/1", "http/1.1", "HTTP/1.1x", "HTTP/11.1", "HTTX/1.1", ""] {
+    for v in [
+        "HTTP/1",
+        "http/1.1",
+        "HTTP/1.1x",
+        "HTTP/11.1",
+        "HTTX/1.1",
+        "",
+    ] {
         let raw = format!("GET / {v}\r\nHost: a\r\n\r\n");
         assert_eq!(parse(raw.as_bytes()).unwrap_err().status(), 400, "{v:?}");
     }
@@ -94,7 +110,13 @@ fn malformed_versions_are_400() {
 
 #[test]
 fn request_line_needs_single_spaces() {
-    for l in ["GET  / HTTP/1.1", "GET / HTTP/1.1 ", " GET / HTTP/1.1", "GET /", "GET"] {
+    for l in [
+        "GET  / HTTP/1.1",
+        "GET / HTTP/1.1 ",
+        " GET / HTTP/1.1",
+        "GET /",
+        "GET",
+    ] {
         let raw = format!("{l}\r\nHost: a\r\n\r\n");
         assert_eq!(parse(raw.as_bytes()).unwrap_err().status(), 400, "{l:?}");
     }
@@ -102,16 +124,28 @@ fn request_line_needs_single_spaces() {
 
 #[test]
 fn method_must_be_a_token() {
-    assert_eq!(parse(b"G(T / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(), Failure::BadMethod);
+    assert_eq!(
+        parse(b"G(T / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadMethod
+    );
     let h = parse(b"PURGE / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     assert_eq!(h.method, Method::Other);
 }
 
 #[test]
 fn target_rejects_non_ascii_and_controls() {
-    assert_eq!(parse(b"GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(), Failure::BadTarget);
-    assert_eq!(parse(b"GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(), Failure::BadTarget);
-    assert_eq!(parse(b"GET a/b HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(), Failure::BadTarget);
+    assert_eq!(
+        parse(b"GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadTarget
+    );
+    assert_eq!(
+        parse(b"GET /\x01 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadTarget
+    );
+    assert_eq!(
+        parse(b"GET a/b HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadTarget
+    );
 }
 
 #[test]
@@ -127,7 +161,10 @@ fn absolute_form_target() {
 #[test]
 fn asterisk_form_only_for_options() {
     assert!(parse(b"OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n").is_ok());
-    assert_eq!(parse(b"GET * HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(), Failure::BadTarget);
+    assert_eq!(
+        parse(b"GET * HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadTarget
+    );
 }
 
 #[test]
@@ -148,7 +185,11 @@ fn whitespace_before_colon_is_400() {
 fn bad_field_names_are_400() {
     for l in ["NoColon", ": empty", "X(y): z", "X\x01: y"] {
         let raw = format!("GET / HTTP/1.1\r\nHost: a\r\n{l}\r\n\r\n");
-        assert_eq!(parse(raw.as_bytes()).unwrap_err(), Failure::BadHeaderName, "{l:?}");
+        assert_eq!(
+            parse(raw.as_bytes()).unwrap_err(),
+            Failure::BadHeaderName,
+            "{l:?}"
+        );
     }
 }
 
@@ -158,7 +199,11 @@ fn control_characters_in_values_are_400() {
         let mut raw = b"GET / HTTP/1.1\r\nHost: a\r\nX: a".to_vec();
         raw.push(c);
         raw.extend_from_slice(b"b\r\n\r\n");
-        assert_eq!(parse(&raw).unwrap_err(), Failure::BadHeaderValue, "byte {c}");
+        assert_eq!(
+            parse(&raw).unwrap_err(),
+            Failure::BadHeaderValue,
+            "byte {c}"
+        );
     }
     let raw = b"GET / HTTP/1.1\r\nHost: a\r\nX: caf\xc3\xa9\t!\r\n\r\n";
     assert!(parse(raw).is_ok(), "obs-text and HTAB are allowed");
@@ -176,16 +221,31 @@ fn bare_cr_is_400() {
 
 #[test]
 fn host_rules() {
-    assert_eq!(parse(b"GET / HTTP/1.1\r\n\r\n").unwrap_err(), Failure::MissingHost);
+    assert_eq!(
+        parse(b"GET / HTTP/1.1\r\n\r\n").unwrap_err(),
+        Failure::MissingHost
+    );
     assert_eq!(
         parse(b"GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n").unwrap_err(),
         Failure::DuplicateHost
     );
-    assert_eq!(parse(b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n").unwrap_err(), Failure::BadHost);
-    assert_eq!(parse(b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n").unwrap_err(), Failure::BadHost);
+    assert_eq!(
+        parse(b"GET / HTTP/1.1\r\nHost: a b\r\n\r\n").unwrap_err(),
+        Failure::BadHost
+    );
+    assert_eq!(
+        parse(b"GET / HTTP/1.1\r\nHost: a/b\r\n\r\n").unwrap_err(),
+        Failure::BadHost
+    );
     assert!(parse(b"GET / HTTP/1.1\r\nHost: [::1]:8080\r\n\r\n").is_ok());
-    assert!(parse(b"GET / HTTP/1.1\r\nHost:\r\n\r\n").is_ok(), "empty Host is valid");
-    assert!(parse(b"GET / HTTP/1.0\r\n\r\n").is_ok(), "HTTP/1.0 needs no Host");
+    assert!(
+        parse(b"GET / HTTP/1.1\r\nHost:\r\n\r\n").is_ok(),
+        "empty Host is valid"
+    );
+    assert!(
+        parse(b"GET / HTTP/1.0\r\n\r\n").is_ok(),
+        "HTTP/1.0 needs no Host"
+    );
 }
 
 #[test]
@@ -194,12 +254,26 @@ fn content_length_rules() {
     assert_eq!(h.framing, Framing::Length(42));
     let h = parse(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n").unwrap();
     assert_eq!(h.framing, Framing::Empty);
-    let h = parse(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 7, 7\r\nContent-Length: 7\r\n\r\n")
-        .unwrap();
+    let h =
+        parse(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 7, 7\r\nContent-Length: 7\r\n\r\n")
+            .unwrap();
     assert_eq!(h.framing, Framing::Length(7));
-    for v in ["", "-1", "+1", "1 2", "0x10", "1,", "18446744073709551616", "١"] {
+    for v in [
+        "",
+        "-1",
+        "+1",
+        "1 2",
+        "0x10",
+        "1,",
+        "18446744073709551616",
+        "١",
+    ] {
         let raw = format!("POST / HTTP/1.1\r\nHost: a\r\nContent-Length: {v}\r\n\r\n");
-        assert_eq!(parse(raw.as_bytes()).unwrap_err(), Failure::BadContentLength, "{v:?}");
+        assert_eq!(
+            parse(raw.as_bytes()).unwrap_err(),
+            Failure::BadContentLength,
+            "{v:?}"
+        );
     }
     let raw = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n";
     assert_eq!(parse(raw).unwrap_err(), Failure::ConflictingContentLength);
@@ -209,7 +283,10 @@ fn content_length_rules() {
 
 #[test]
 fn body_over_limit_is_413() {
-    let l = Limits { max_body: 10, ..Limits::default() };
+    let l = Limits {
+        max_body: 10,
+        ..Limits::default()
+    };
     let raw = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 11\r\n\r\n";
     assert_eq!(parse_with(raw, &l).unwrap_err(), Failure::BodyTooLarge);
     let raw = b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 10\r\n\r\n";
@@ -231,8 +308,12 @@ fn transfer_encoding_rules() {
     assert_eq!(te(""), Err(Failure::UnsupportedTransferCoding));
     let raw = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n";
     assert_eq!(parse(raw).unwrap_err(), Failure::UnsupportedTransferCoding);
-    let raw = b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n";
-    assert_eq!(parse(raw).unwrap_err(), Failure::ContentLengthWithTransferEncoding);
+    let raw =
+        b"POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n";
+    assert_eq!(
+        parse(raw).unwrap_err(),
+        Failure::ContentLengthWithTransferEncoding
+    );
     let raw = b"POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n";
     assert_eq!(parse(raw).unwrap_err(), Failure::TransferEncodingOnHttp10);
 }
@@ -249,7 +330,10 @@ fn expectations() {
 
 #[test]
 fn too_many_headers_is_431() {
-    let l = Limits { max_headers: 3, ..Limits::default() };
+    let l = Limits {
+        max_headers: 3,
+        ..Limits::default()
+    };
     let raw = b"GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\n\r\n";
     assert!(parse_with(raw, &l).is_ok());
     let raw = b"GET / HTTP/1.1\r\nHost: a\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n";
