@@ -166,11 +166,13 @@ pub(crate) fn apply(
         Coding::Gzip => "gzip",
         Coding::Deflate => "deflate",
     };
-    if let Kind::Reader(r, _) = std::mem::replace(&mut res.body, Kind::Empty) {
-        res.body = match coding {
-            Coding::Gzip => Kind::Reader(Box::new(flate2::read::GzEncoder::new(r, level)), None),
-            _ => Kind::Reader(Box::new(flate2::read::ZlibEncoder::new(r, level)), None),
-        };
+    if matches!(res.body, Kind::Reader(..)) {
+        if let Kind::Reader(r, _) = std::mem::replace(&mut res.body, Kind::Empty) {
+            res.body = match coding {
+                Coding::Gzip => Kind::Reader(Box::new(flate2::read::GzEncoder::new(r, level)), None),
+                _ => Kind::Reader(Box::new(flate2::read::ZlibEncoder::new(r, level)), None),
+            };
+        }
     } else {
         let body = res.memory_body().unwrap_or_default();
         scratch.clear();
