@@ -1,5 +1,5 @@
-//! REST over the ORM, independent of the HTTP server that carries it: a [`RestRequest`] in, a
-//! [`RestResponse`] out.
+//! REST over the ORM: a [`RestRequest`] in, a [`RestResponse`] out, independent of the server;
+//! `Rest` is also a `moria_http::Handler`, mounted with [`Rest::routes`].
 //!
 //! | request | answer |
 //! |---|---|
@@ -15,6 +15,7 @@
 //! such table or row, 405 method, 409 unique violation, 413 body over the limit, 500 otherwise.
 
 mod auth;
+mod http;
 mod params;
 mod resource;
 
@@ -178,23 +179,34 @@ impl Rest {
 
     /// Answers one request.
     pub fn handle(&self, req: &RestRequest<'_>) -> RestResponse {
-        if let Some(auth) = &self.auth {
-            if let Err(reason) = auth.check(req.authorization) {
-                let mut r = RestResponse::error(401, &reason);
-                r.headers.push(("WWW-Authenticate", auth.challenge()));
-                return r;
-            }
+        if let Some(refused) = self.authorize(req.authorization) {
+            return refused;
         }
         if req.body.len() > self.max_body {
-            return RestResponse::error(
-                413,
-                &Error::TooLarge {
-                    size: req.body.len(),
-                    limit: self.max_body,
-                }
-                .to_string(),
-            );
+            return self.too_large(req.body.len());
         }
+        self.handle_authorized(req)
+    }
+
+    /// The 401 answer when the auth hook refuses `authorization`.
+    fn authorize(&self, authorization: Option<&str>) -> Option<RestResponse> {
+        let auth = self.auth.as_ref()?;
+        let reason = auth.check(authorization).err()?;
+        let mut r = RestResponse::error(401, &reason);
+        r.headers.push(("WWW-Authenticate", auth.challenge()));
+        Some(r)
+    }
+
+    fn too_large(&self, size: usize) -> RestResponse {
+        let e = Error::TooLarge {
+            size,
+            limit: self.max_body,
+        };
+        RestResponse::error(status_of(&e), &e.to_string())
+    }
+
+    /// Answers a request that passed the auth hook and the body limit.
+    fn handle_authorized(&self, req: &RestRequest<'_>) -> RestResponse {
         match self.route(req) {
             Ok(r) => r,
             Err(e) => {
