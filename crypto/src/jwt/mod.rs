@@ -5,7 +5,7 @@
 mod key;
 mod validation;
 
-pub use key::{JwtAlg, JwtKey};
+pub use key::{JwtAlg, JwtKey, MIN_HS256_SECRET_LEN};
 pub use validation::Validation;
 
 use serde_json::{Map, Value};
