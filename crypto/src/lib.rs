@@ -48,9 +48,9 @@
 //! `tests/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
 //! handshakes and 1 MiB checksummed echoes, repeatedly, with zero errors.
 //!
-//! Handshake timeouts use the transport's read/write timeouts ([`SocketTimeouts`]); they are
-//! cleared when the handshake ends, so set your own afterwards through
-//! [`TlsStream::get_mut`].
+//! Handshake timeouts use the transport's read/write timeouts ([`SocketTimeouts`]): each
+//! socket operation gets the time left (or the transport's own timeout if shorter), and the
+//! transport's timeouts are restored when the handshake ends.
 #![warn(missing_docs)]
 
 mod aead;

@@ -259,3 +259,18 @@ fn garbage_instead_of_a_client_hello_fails_cleanly() {
     client.join().unwrap();
     assert!(matches!(err, Error::Handshake(_)), "{err:?}");
 }
+
+#[test]
+fn transport_timeouts_survive_the_handshake() {
+    let acceptor = TlsAcceptor::self_signed(&["localhost"]).unwrap();
+    let connector = trusting(&acceptor.certificate_pem().unwrap());
+    let (addr, server) = echo_server(acceptor, 1);
+    let sock = TcpStream::connect(addr).unwrap();
+    let own = Some(Duration::from_secs(7));
+    sock.set_read_timeout(own).unwrap();
+    let mut tls = connector.connect("localhost", sock).unwrap();
+    assert_eq!(tls.get_ref().read_timeout().unwrap(), own);
+    assert_eq!(tls.get_ref().write_timeout().unwrap(), None);
+    round_trip(&mut tls, b"x");
+    server.join().unwrap().pop().unwrap().unwrap();
+}

@@ -52,10 +52,13 @@ impl Identity {
         })
     }
 
-    /// From a PEM certificate chain file and a PEM private key file.
+    /// From a PEM certificate chain file and a PEM private key file (read on the offload
+    /// pool, so a fiber's worker never stalls on the disk).
     pub fn from_pem_files(chain_path: &Path, key_path: &Path) -> Result<Self> {
-        let chain = std::fs::read(chain_path)?;
-        let key = std::fs::read(key_path)?;
+        let (chain_path, key_path) = (chain_path.to_owned(), key_path.to_owned());
+        let (chain, key) = moria_runtime::blocking_io(move || {
+            Ok((std::fs::read(chain_path)?, std::fs::read(key_path)?))
+        })?;
         Self::from_pem(&chain, &key)
     }
 

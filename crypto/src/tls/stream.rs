@@ -48,18 +48,20 @@ impl<S: Read + Write> TlsStream<S> {
             ssl: SslStream::new(ssl, MemIo::new())?,
             sock,
         };
-        let deadline = timeout.map(|t| Instant::now() + t);
-        let outcome = match deadline {
+        let outcome = match timeout {
             None => stream.drive(|s| s.do_handshake(), |_, _| Ok(())),
-            Some(deadline) => stream.drive(
-                |s| s.do_handshake(),
-                |sock, dir| arm_timeout(sock, dir, deadline),
-            ),
+            Some(limit) => {
+                let deadline = Instant::now() + limit;
+                let saved = (stream.sock.read_timeout()?, stream.sock.write_timeout()?);
+                let outcome = stream.drive(
+                    |s| s.do_handshake(),
+                    |sock, dir| arm_timeout(sock, dir, deadline, saved),
+                );
+                stream.sock.set_read_timeout(saved.0)?;
+                stream.sock.set_write_timeout(saved.1)?;
+                outcome
+            }
         };
-        if deadline.is_some() {
-            stream.sock.set_read_timeout(None)?;
-            stream.sock.set_write_timeout(None)?;
-        }
         match outcome {
             Ok(()) => Ok(stream),
             Err(failure) => Err(stream.handshake_error(failure, timeout)),
@@ -222,18 +224,20 @@ impl<S> fmt::Debug for TlsStream<S> {
     }
 }
 
-/// Gives the next transport operation whatever time is left before `deadline`.
+/// Gives the next transport operation whatever time is left before `deadline`, or the
+/// transport's own timeout (`saved`: read, write) if that is shorter.
 fn arm_timeout<S: SocketTimeouts>(
     sock: &mut S,
     dir: Direction,
     deadline: Instant,
+    saved: (Option<Duration>, Option<Duration>),
 ) -> io::Result<()> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err(io::ErrorKind::TimedOut.into());
     }
     match dir {
-        Direction::Read => sock.set_read_timeout(Some(left)),
-        Direction::Write => sock.set_write_timeout(Some(left)),
+        Direction::Read => sock.set_read_timeout(Some(saved.0.map_or(left, |t| t.min(left)))),
+        Direction::Write => sock.set_write_timeout(Some(saved.1.map_or(left, |t| t.min(left)))),
     }
 }
