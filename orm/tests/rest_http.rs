@@ -206,3 +206,40 @@ fn basic_auth_over_http_and_curl() {
     server.shutdown();
     server.wait();
 }
+
+#[test]
+fn jwt_bearer_over_http() {
+    use moria_crypto::jwt::{JwtKey, Validation};
+    use moria_orm::rest::JwtAuth;
+    let key = JwtKey::es256_generate().unwrap();
+    let verifier = JwtKey::es256_public_pem(&key.public_key_pem().unwrap()).unwrap();
+    let db = Db::open("", Mode::Memory).unwrap();
+    let rest = people(&db).auth(JwtAuth::new(verifier, Validation::new().audience("app")));
+    let (server, addr) = serve(rest);
+    let exp = moria_orm::now_millis() / 1000 + 600;
+    let good = key.sign(&json!({"aud":"app","exp":exp})).unwrap();
+    let wrong_aud = key.sign(&json!({"aud":"other","exp":exp})).unwrap();
+    let bearer = |t: &str| format!("Bearer {t}");
+    let (st, _, _) = http(
+        addr,
+        "POST",
+        "/root/Person",
+        &[("Authorization", &bearer(&good))],
+        br#"{"name":"x"}"#,
+    );
+    assert_eq!(st, 201);
+    for bad in [bearer(&wrong_aud), bearer("x.y.z"), "Basic YWRhOnB3".into()] {
+        let (st, head, _) = http(
+            addr,
+            "DELETE",
+            "/root/Person/1",
+            &[("Authorization", &bad)],
+            b"",
+        );
+        assert_eq!(st, 401, "{bad}");
+        assert!(head.contains("WWW-Authenticate: Bearer"), "{head}");
+    }
+    assert_eq!(db.count::<Person>(Query::new()).unwrap(), 1);
+    server.shutdown();
+    server.wait();
+}

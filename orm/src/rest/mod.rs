@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use serde_json::Value as JsonValue;
 
-pub use auth::{Authenticator, BasicAuth};
+pub use auth::{Authenticator, BasicAuth, JwtAuth};
 use params::ListParams;
 use resource::{Resource, Table};
 
