@@ -16,6 +16,7 @@
 
 mod auth;
 mod http;
+mod ordered;
 mod params;
 mod resource;
 
@@ -276,27 +277,34 @@ impl Rest {
         }
     }
 
+    /// Runs every table's operations, tables in the order written, in one transaction.
     fn batch(&self, body: &[u8]) -> Result<RestResponse> {
-        let body = parse_body(body)?;
-        let tables = body
-            .as_object()
-            .ok_or_else(|| Error::BadRequest("batch: expected {\"Table\":[…]}".into()))?;
-        let mut jobs = Vec::with_capacity(tables.len());
-        for (name, ops) in tables {
+        if body.is_empty() {
+            return Err(Error::BadRequest("empty body".into()));
+        }
+        let tables: ordered::Ordered = serde_json::from_slice(body)?;
+        let mut jobs = Vec::with_capacity(tables.0.len());
+        for (name, ops) in &tables.0 {
             let res = self.resource(name)?;
             jobs.push((res.name(), res.prepare_batch(ops)?));
         }
         let results = self.db.transaction(move |c| {
-            let mut out = serde_json::Map::new();
-            for (name, job) in jobs {
-                out.insert(name.to_owned(), JsonValue::from(job(c)?));
-            }
-            Ok(out)
+            jobs.into_iter()
+                .map(|(name, job)| Ok((name, job(c)?)))
+                .collect::<Result<Vec<_>>>()
         })?;
-        Ok(RestResponse::json(
-            200,
-            JsonValue::Object(results).to_string().into_bytes(),
-        ))
+        let mut out = Vec::with_capacity(64);
+        out.push(b'{');
+        for (i, (name, ids)) in results.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            serde_json::to_writer(&mut out, name)?;
+            out.push(b':');
+            serde_json::to_writer(&mut out, ids)?;
+        }
+        out.push(b'}');
+        Ok(RestResponse::json(200, out))
     }
 }
 
