@@ -1,17 +1,23 @@
 //! mORMot 2's `extdb-bench` on moria-orm: 4 insert modes × 4 SQLite engines, 2 read modes,
 //! printed as rows/s in mORMot's layout, beside raw rusqlite doing the same work and the
-//! fiber-side `Db` for each dispatch (the design comparison of issue 7).
+//! fiber-side `Db` for each dispatch (the design comparison of issue 7), and the same work over
+//! REST on loopback (moria-http server, one keep-alive client).
 //!
 //! Every figure is the median of `--runs` runs, each on a fresh database. Rates are
 //! `rows * 1e6 / elapsed_µs`, as mORMot's `TPrecisionTimer.PerSec` computes them.
 
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use moria_http::{Router, Server};
 use moria_orm::rusqlite::{self, params};
 use moria_orm::{
-    model, now_millis, Batch, Conn, CreateTime, Db, Dispatch, ModTime, Mode, Order, Query,
+    model, now_millis, Batch, Conn, CreateTime, Db, Dispatch, ModTime, Mode, Order, Query, Rest,
 };
 use moria_runtime::Runtime;
 
@@ -48,9 +54,15 @@ struct Args {
     /// Skip the fiber-side Db rows.
     #[arg(long)]
     no_db: bool,
+    /// Skip the REST rows.
+    #[arg(long)]
+    no_rest: bool,
     /// Only compare batch statement shapes (rows per INSERT, bound ids or not), in memory.
     #[arg(long)]
     shapes: bool,
+    /// Only compare `Db` dispatches on by-one reads from fibers (1 and 8 concurrent fibers).
+    #[arg(long)]
+    dispatch: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -335,7 +347,225 @@ fn orm_all(c: &Conn, ids: &[i64], start: i64) -> Duration {
     t.elapsed()
 }
 
-/// A row of rates: one label, several columns.
+/// A keep-alive HTTP/1.1 client for the REST rows: one request, one response at a time.
+struct Client {
+    reader: BufReader<TcpStream>,
+    writer: TcpStream,
+    head: String,
+}
+
+impl Client {
+    fn connect(addr: SocketAddr) -> Client {
+        let s = TcpStream::connect(addr).expect("connect");
+        s.set_nodelay(true).expect("nodelay");
+        s.set_read_timeout(Some(Duration::from_secs(60)))
+            .expect("timeout");
+        Client {
+            reader: BufReader::new(s.try_clone().expect("clone")),
+            writer: s,
+            head: String::new(),
+        }
+    }
+
+    /// Sends one request and returns (status, body).
+    fn call(&mut self, method: &str, target: &str, body: &[u8]) -> (u16, Vec<u8>) {
+        let mut req = Vec::with_capacity(96 + body.len());
+        write!(
+            req,
+            "{method} {target} HTTP/1.1\r\nHost: bench\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .expect("format");
+        req.extend_from_slice(body);
+        self.writer.write_all(&req).expect("send");
+        let mut status = 0;
+        let mut len = 0usize;
+        loop {
+            self.head.clear();
+            self.reader.read_line(&mut self.head).expect("read head");
+            let line = self.head.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
+                status = code[..3].parse().expect("status");
+            } else if let Some((k, v)) = line.split_once(':') {
+                if k.eq_ignore_ascii_case("content-length") {
+                    len = v.trim().parse().expect("length");
+                }
+            }
+        }
+        let mut out = vec![0; len];
+        self.reader.read_exact(&mut out).expect("read body");
+        (status, out)
+    }
+}
+
+/// A server exposing `Sample` over REST on 127.0.0.1:0, on a fresh database.
+fn rest_server(path: &Path, mode: Mode) -> (Server, SocketAddr) {
+    let db = Db::builder(path).mode(mode).open().expect("open");
+    db.ensure_schema::<Sample>().expect("schema");
+    let rest = Rest::new(db, "root").table::<Sample>().max_body(64 << 20);
+    let server = Server::builder()
+        .listen("127.0.0.1:0")
+        .max_body(64 << 20)
+        .start(rest.routes(Router::new()))
+        .expect("server");
+    let addr = server.local_addr();
+    (server, addr)
+}
+
+fn sample_json(i: usize) -> String {
+    format!(
+        r#"{{"first_name":{},"last_name":"{}","amount":{},"birth_date":"{}"}}"#,
+        serde_json::to_string(&first_name(i)).expect("json"),
+        i + 1,
+        (i + 1) as f64 * 0.01,
+        iso_date(i as i64 + 1)
+    )
+}
+
+/// REST inserts: one POST per row (Direct), or one `PUT /root/Batch` of SIMPLE rows.
+fn rest_insert(addr: SocketAddr, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
+    let mut c = Client::connect(addr);
+    let t = Instant::now();
+    let ids: Vec<i64> = if kind == Insert::Direct {
+        (0..rows)
+            .map(|i| {
+                let (st, body) = c.call("POST", "/root/Sample", sample_json(i).as_bytes());
+                assert_eq!(st, 201);
+                let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+                v["id"].as_i64().expect("id")
+            })
+            .collect()
+    } else {
+        let mut body = String::with_capacity(rows * 64);
+        body.push_str(r#"{"Sample":["#);
+        for i in 0..rows {
+            if i > 0 {
+                body.push(',');
+            }
+            write!(
+                body,
+                r#""SIMPLE",[{},"{}",{},"{}",0,0]"#,
+                serde_json::to_string(&first_name(i)).expect("json"),
+                i + 1,
+                (i + 1) as f64 * 0.01,
+                iso_date(i as i64 + 1)
+            )
+            .expect("format");
+        }
+        body.push_str("]}");
+        let (st, out) = c.call("PUT", "/root/Batch", body.as_bytes());
+        assert_eq!(st, 200, "{}", String::from_utf8_lossy(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out).expect("json");
+        v["Sample"]
+            .as_array()
+            .expect("ids")
+            .iter()
+            .map(|id| id.as_i64().expect("id"))
+            .collect()
+    };
+    let (st, _) = c.call("GET", &format!("/root/Sample/{}", ids[1]), b"");
+    assert_eq!(st, 200);
+    (t.elapsed(), ids)
+}
+
+/// A JSON object of Sample as the REST layer writes it.
+fn check_json(v: &serde_json::Value, i: usize, id: i64, start: i64) {
+    let s = Sample {
+        id: v["id"].as_i64().expect("id"),
+        first_name: v["first_name"].as_str().expect("first").to_owned(),
+        amount: v["amount"].as_f64().expect("amount"),
+        last_change: ModTime(v["last_change"].as_i64().expect("change")),
+        ..Default::default()
+    };
+    check(&s, i, id, start);
+}
+
+fn rest_by_one(addr: SocketAddr, ids: &[i64], start: i64) -> Duration {
+    let mut c = Client::connect(addr);
+    let t = Instant::now();
+    for (i, id) in ids.iter().enumerate() {
+        let (st, body) = c.call("GET", &format!("/root/Sample/{id}"), b"");
+        assert_eq!(st, 200);
+        check_json(&serde_json::from_slice(&body).expect("json"), i, *id, start);
+    }
+    t.elapsed()
+}
+
+/// One compact-JSON GET of every row (mORMot's non-expanded format), parsed and checked.
+fn rest_all(addr: SocketAddr, ids: &[i64], start: i64) -> Duration {
+    let mut c = Client::connect(addr);
+    let t = Instant::now();
+    let target = format!("/root/Sample?sort=id&format=compact&limit={}", ids.len());
+    let (st, body) = c.call("GET", &target, b"");
+    assert_eq!(st, 200);
+    let v: serde_json::Value = serde_json::from_slice(&body).expect("json");
+    let n = v["fieldCount"].as_u64().expect("fieldCount") as usize;
+    let values = v["values"].as_array().expect("values");
+    let names = &values[..n];
+    let col = |name: &str| names.iter().position(|c| c == name).expect("column");
+    let (idc, first, amount, change) = (
+        col("id"),
+        col("first_name"),
+        col("amount"),
+        col("last_change"),
+    );
+    let rows = values[n..].chunks(n);
+    assert_eq!(rows.len(), ids.len());
+    for (i, r) in rows.enumerate() {
+        let s = Sample {
+            id: r[idc].as_i64().expect("id"),
+            first_name: r[first].as_str().expect("first").to_owned(),
+            amount: r[amount].as_f64().expect("amount"),
+            last_change: ModTime(r[change].as_i64().expect("change")),
+            ..Default::default()
+        };
+        check(&s, i, ids[i], start);
+    }
+    t.elapsed()
+}
+
+/// REST rows (loopback, keep-alive, one client) for one engine.
+fn rest_rows(b: &mut Bench, name: &str, mode: Mode) -> (Line, Line) {
+    let mut cols = Vec::new();
+    for kind in INSERTS {
+        if matches!(kind, Insert::Trans | Insert::BatchTrans) {
+            cols.push(0);
+            continue;
+        }
+        cols.push(b.insert_median(mode, kind, |p, rows| {
+            let (server, addr) = rest_server(p, mode);
+            let (d, ids) = rest_insert(addr, kind, rows);
+            server.shutdown();
+            server.wait();
+            (d, ids.len())
+        }));
+    }
+    let path = b.fresh(mode);
+    let (server, addr) = rest_server(&path, mode);
+    let start = now_millis();
+    let (_, ids) = rest_insert(addr, Insert::Batch, b.args.rows);
+    let runs = b.args.runs;
+    let med = |f: &dyn Fn() -> Duration| median((0..runs).map(|_| rate(ids.len(), f())).collect());
+    let reads = vec![
+        med(&|| rest_by_one(addr, &ids, start)),
+        med(&|| rest_all(addr, &ids, start)),
+    ];
+    server.shutdown();
+    server.wait();
+    let label = format!("{name} (REST)");
+    (
+        Line {
+            label: label.clone(),
+            cols,
+        },
+        Line { label, cols: reads },
+    )
+}
+
+/// A row of rates: one label, several columns (0 prints as `-`).
 struct Line {
     label: String,
     cols: Vec<u64>,
@@ -351,7 +581,10 @@ fn print_table(title: &str, heads: &[&str], lines: &[Line]) {
     for l in lines {
         print!("{:<36}", l.label);
         for c in &l.cols {
-            print!("{c:>13}");
+            match c {
+                0 => print!("{:>13}", "-"),
+                c => print!("{c:>13}"),
+            }
         }
         println!();
     }
@@ -590,6 +823,95 @@ fn shapes(args: &Args) {
     );
 }
 
+/// By-one reads of every id from `fibers` concurrent fibers (each reads all ids, offset so
+/// they do not walk in step); rows/s over all fibers.
+fn dispatch_by_one(rt: &Runtime, db: &Db, ids: &Arc<Vec<i64>>, fibers: usize) -> u64 {
+    let (db, ids) = (db.clone(), Arc::clone(ids));
+    rt.run(move || {
+        let t = Instant::now();
+        let handles: Vec<_> = (0..fibers)
+            .map(|f| {
+                let (db, ids) = (db.clone(), Arc::clone(&ids));
+                moria_runtime::spawn(move || {
+                    let n = ids.len();
+                    for k in 0..n {
+                        let i = (k + f * n / fibers) % n;
+                        let s: Sample = db.get(ids[i]).expect("get");
+                        assert_eq!(s.id, ids[i]);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().expect("fiber");
+        }
+        rate(fibers * ids.len(), t.elapsed())
+    })
+    .expect("fiber")
+}
+
+fn dispatch_compare(b: &mut Bench, rt: &Runtime) {
+    let configs: [(&str, Mode, Dispatch, usize); 7] = [
+        ("file off, Thread", Mode::Off, Dispatch::Thread, 0),
+        ("file off, Offload", Mode::Off, Dispatch::Offload, 0),
+        (
+            "file off WAL, Thread, 2 readers",
+            Mode::Off,
+            Dispatch::Thread,
+            2,
+        ),
+        (
+            "file off WAL, Offload, 2 readers",
+            Mode::Off,
+            Dispatch::Offload,
+            2,
+        ),
+        ("memory, Inline", Mode::Memory, Dispatch::Inline, 0),
+        ("memory, Thread", Mode::Memory, Dispatch::Thread, 0),
+        ("memory, Offload", Mode::Memory, Dispatch::Offload, 0),
+    ];
+    let rows = b.args.rows;
+    let dbs: Vec<(Db, Arc<Vec<i64>>)> = configs
+        .iter()
+        .map(|&(_, mode, how, readers)| {
+            let path = b.fresh(mode);
+            let db = Db::builder(&path)
+                .mode(mode)
+                .wal(readers > 0)
+                .readers(readers)
+                .dispatch(how)
+                .open()
+                .expect("open");
+            db.ensure_schema::<Sample>().expect("schema");
+            let mut batch = Batch::with_capacity(rows);
+            (0..rows).for_each(|i| batch.add(sample(i)));
+            let ids = db.batch_send(batch).expect("batch");
+            (db, Arc::new(ids))
+        })
+        .collect();
+    // Runs are interleaved so a busy moment on the machine hits every configuration alike.
+    let mut samples = vec![(Vec::new(), Vec::new()); configs.len()];
+    for _ in 0..b.args.runs {
+        for (k, (db, ids)) in dbs.iter().enumerate() {
+            samples[k].0.push(dispatch_by_one(rt, db, ids, 1));
+            samples[k].1.push(dispatch_by_one(rt, db, ids, 8));
+        }
+    }
+    let lines: Vec<Line> = configs
+        .iter()
+        .zip(samples)
+        .map(|(c, (one, eight))| Line {
+            label: c.0.to_string(),
+            cols: vec![median(one), median(eight)],
+        })
+        .collect();
+    print_table(
+        "Db by-one reads from fibers, 2 workers (rows/second)",
+        &["1 fiber", "8 fibers"],
+        &lines,
+    );
+}
+
 fn main() {
     let args = Args::parse();
     if args.shapes {
@@ -598,12 +920,17 @@ fn main() {
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let rt = Runtime::builder().workers(2).build().expect("runtime");
-    let no_db = args.no_db;
+    let (no_db, no_rest, only_dispatch) = (args.no_db, args.no_rest, args.dispatch);
     let mut b = Bench {
         args,
         dir,
         serial: 0,
     };
+    if only_dispatch {
+        dispatch_compare(&mut b, &rt);
+        cleanup(&b);
+        return;
+    }
     println!(
         "moria-orm extdb-bench: {} rows ({} for Direct on file full), median of {} runs, SQLite {}",
         b.args.rows,
@@ -626,6 +953,11 @@ fn main() {
                 ins.push(i);
                 reads.push(r);
             }
+        }
+        if !no_rest {
+            let (i, r) = rest_rows(&mut b, name, mode);
+            ins.push(i);
+            reads.push(r);
         }
     }
     print_table(
