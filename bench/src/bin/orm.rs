@@ -757,17 +757,18 @@ fn shape_insert(rows: usize, per_stmt: usize, bind_ids: bool) -> Duration {
             vec![one; n].join(",")
         )
     };
-    let full = sql(per_stmt);
     let now = now_millis();
     let t = Instant::now();
     db.execute_batch("BEGIN IMMEDIATE").expect("begin");
+    let mut full = db.prepare(&sql(per_stmt)).expect("prepare");
     for (k, chunk) in samples.chunks(per_stmt).enumerate() {
-        let text = if chunk.len() == per_stmt {
-            full.clone()
+        let mut rest;
+        let stmt = if chunk.len() == per_stmt {
+            &mut full
         } else {
-            sql(chunk.len())
+            rest = db.prepare(&sql(chunk.len())).expect("prepare");
+            &mut rest
         };
-        let mut stmt = db.prepare_cached(&text).expect("prepare");
         let mut p = 1;
         for (j, s) in chunk.iter().enumerate() {
             if bind_ids {
@@ -785,6 +786,7 @@ fn shape_insert(rows: usize, per_stmt: usize, bind_ids: bool) -> Duration {
         }
         stmt.raw_execute().expect("insert");
     }
+    drop(full);
     db.execute_batch("COMMIT").expect("commit");
     t.elapsed()
 }
