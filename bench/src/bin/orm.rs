@@ -591,19 +591,24 @@ fn print_table(title: &str, heads: &[&str], lines: &[Line]) {
 }
 
 /// Inserts and reads on the synchronous `Conn` and with raw rusqlite, for one engine.
+/// Inserts and reads on the synchronous `Conn` and with raw rusqlite, for one engine. ORM and
+/// raw runs alternate, so a busy moment on the shared machine hits both alike.
 fn engine_rows(b: &mut Bench, name: &str, mode: Mode, ins: &mut Vec<Line>, reads: &mut Vec<Line>) {
     let mut orm = Vec::new();
     let mut raw = Vec::new();
     for kind in INSERTS {
-        orm.push(b.insert_median(mode, kind, |p, rows| {
-            let c = open(p, mode);
+        let rows = b.rows_for(mode, kind);
+        let (mut o, mut r) = (Vec::new(), Vec::new());
+        for _ in 0..b.args.runs {
+            let c = open(&b.fresh(mode), mode);
             let mut ids = Vec::new();
-            (orm_insert(&c, kind, rows, &mut ids), ids.len())
-        }));
-        raw.push(b.insert_median(mode, kind, |p, rows| {
-            let c = open(p, mode);
-            (raw_insert(&c, kind, rows), rows)
-        }));
+            o.push(rate(rows, orm_insert(&c, kind, rows, &mut ids)));
+            assert_eq!(ids.len(), rows);
+            let c = open(&b.fresh(mode), mode);
+            r.push(rate(rows, raw_insert(&c, kind, rows)));
+        }
+        orm.push(median(o));
+        raw.push(median(r));
     }
     ins.push(Line {
         label: format!("{name} (orm)"),
@@ -620,21 +625,22 @@ fn engine_rows(b: &mut Bench, name: &str, mode: Mode, ins: &mut Vec<Line>, reads
     let start = now_millis();
     let mut ids = Vec::new();
     orm_insert(&c, Insert::BatchTrans, b.args.rows, &mut ids);
-    let runs = b.args.runs;
-    let med = |f: &dyn Fn() -> Duration| median((0..runs).map(|_| rate(ids.len(), f())).collect());
+    let n = ids.len();
+    let mut samples = [Vec::new(), Vec::new(), Vec::new(), Vec::new()];
+    for _ in 0..b.args.runs {
+        samples[0].push(rate(n, orm_by_one(&c, &ids, start)));
+        samples[1].push(rate(n, raw_by_one(&c, &ids, start)));
+        samples[2].push(rate(n, orm_all(&c, &ids, start)));
+        samples[3].push(rate(n, raw_all(&c, &ids, start)));
+    }
+    let [ob, rb, oa, ra] = samples.map(median);
     reads.push(Line {
         label: format!("{name} (orm)"),
-        cols: vec![
-            med(&|| orm_by_one(&c, &ids, start)),
-            med(&|| orm_all(&c, &ids, start)),
-        ],
+        cols: vec![ob, oa],
     });
     reads.push(Line {
         label: format!("{name} (raw rusqlite)"),
-        cols: vec![
-            med(&|| raw_by_one(&c, &ids, start)),
-            med(&|| raw_all(&c, &ids, start)),
-        ],
+        cols: vec![rb, ra],
     });
 }
 
