@@ -57,6 +57,12 @@ struct Args {
     /// Skip the REST rows.
     #[arg(long)]
     no_rest: bool,
+    /// Only measure this machine's cross-thread wake-up cost (std threads, no Moria code).
+    #[arg(long)]
+    baseline: bool,
+    /// Only these engines (full, off, exc, memory); default all.
+    #[arg(long, value_delimiter = ',')]
+    engines: Vec<String>,
     /// Only compare batch statement shapes (rows per INSERT, bound ids or not), in memory.
     #[arg(long)]
     shapes: bool,
@@ -80,11 +86,11 @@ const INSERTS: [Insert; 4] = [
     Insert::BatchTrans,
 ];
 
-const ENGINES: [(&str, Mode); 4] = [
-    ("Sqlite file full", Mode::Full),
-    ("Sqlite file off", Mode::Off),
-    ("Sqlite file off exc", Mode::OffExclusive),
-    ("Sqlite in memory", Mode::Memory),
+const ENGINES: [(&str, &str, Mode); 4] = [
+    ("full", "Sqlite file full", Mode::Full),
+    ("off", "Sqlite file off", Mode::Off),
+    ("exc", "Sqlite file off exc", Mode::OffExclusive),
+    ("memory", "Sqlite in memory", Mode::Memory),
 ];
 
 /// Days since 1970-01-01 to (year, month, day) — Howard Hinnant's `civil_from_days`.
@@ -920,8 +926,67 @@ fn dispatch_compare(b: &mut Bench, rt: &Runtime) {
     );
 }
 
+/// Round trips between two plain threads: over a std mpsc channel pair and over loopback TCP.
+/// Every by-one call that crosses threads (Db lanes, REST) pays at least one of these.
+fn baseline(args: &Args) {
+    const TRIPS: u32 = 10_000;
+    let mut chan = Vec::new();
+    let mut tcp = Vec::new();
+    for _ in 0..args.runs {
+        let (to_tx, to_rx) = std::sync::mpsc::channel::<u64>();
+        let (back_tx, back_rx) = std::sync::mpsc::channel::<u64>();
+        let echo = std::thread::spawn(move || {
+            while let Ok(v) = to_rx.recv() {
+                if back_tx.send(v).is_err() {
+                    return;
+                }
+            }
+        });
+        let t = Instant::now();
+        for i in 0..u64::from(TRIPS) {
+            to_tx.send(i).expect("send");
+            assert_eq!(back_rx.recv().expect("recv"), i);
+        }
+        chan.push((t.elapsed() / TRIPS).as_nanos() as u64);
+        drop(to_tx);
+        echo.join().expect("echo");
+
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let echo = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            s.set_nodelay(true).expect("nodelay");
+            let mut b = [0u8; 100];
+            while s.read_exact(&mut b).is_ok() {
+                s.write_all(&b).expect("echo");
+            }
+        });
+        let mut c = TcpStream::connect(addr).expect("connect");
+        c.set_nodelay(true).expect("nodelay");
+        let mut b = [1u8; 100];
+        let t = Instant::now();
+        for _ in 0..TRIPS {
+            c.write_all(&b).expect("write");
+            c.read_exact(&mut b).expect("read");
+        }
+        tcp.push((t.elapsed() / TRIPS).as_nanos() as u64);
+        drop(c);
+        echo.join().expect("echo");
+    }
+    println!(
+        "\nCross-thread round trip, plain std threads (ns, median of {} runs)",
+        args.runs
+    );
+    println!("{:<36}{:>13}", "mpsc channel pair", median(chan));
+    println!("{:<36}{:>13}", "loopback TCP, 100 bytes", median(tcp));
+}
+
 fn main() {
     let args = Args::parse();
+    if args.baseline {
+        baseline(&args);
+        return;
+    }
     if args.shapes {
         shapes(&args);
         return;
@@ -929,6 +994,10 @@ fn main() {
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let rt = Runtime::builder().workers(2).build().expect("runtime");
     let (no_db, no_rest, only_dispatch) = (args.no_db, args.no_rest, args.dispatch);
+    let engines: Vec<_> = ENGINES
+        .into_iter()
+        .filter(|(key, ..)| args.engines.is_empty() || args.engines.iter().any(|e| e == key))
+        .collect();
     let mut b = Bench {
         args,
         dir,
@@ -948,7 +1017,7 @@ fn main() {
     );
     let mut ins = Vec::new();
     let mut reads = Vec::new();
-    for (name, mode) in ENGINES {
+    for (_, name, mode) in engines {
         engine_rows(&mut b, name, mode, &mut ins, &mut reads);
         if !no_db {
             let dispatches: &[Dispatch] = if mode == Mode::Memory {
