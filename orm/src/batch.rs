@@ -5,8 +5,8 @@
 //! numbers new rows max+1, max+2, … under the write lock, so reading `max(id)` once per run of
 //! adds gives every new id without a query per row (checked against `last_insert_rowid` after
 //! each statement). Letting SQLite append measured ~20% faster than binding explicit ids, as
-//! mORMot does (`bench --bin ormscratch` history in bench/README.md). Any failure rolls the whole
-//! batch back.
+//! mORMot does (`cargo run --release -p moria-bench --bin orm -- --shapes`, bench/README.md).
+//! Any failure rolls the whole batch back.
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};

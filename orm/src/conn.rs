@@ -38,8 +38,9 @@ pub const DEFAULT_STATEMENT_CACHE: usize = 64;
 pub const DEFAULT_PAGE_CACHE: i64 = 10_000;
 /// Default wait for a lock held by another connection.
 pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-/// Most `?` parameters one batch statement uses (mORMot: 500; SQLite allows 32766). Around 250
-/// was fastest in `bench --bin orm -- --shapes`: longer statements lose to cache misses.
+/// Most `?` parameters one batch statement uses (mORMot: 500; SQLite allows 32766). 128–256 was
+/// fastest in `cargo run --release -p moria-bench --bin orm -- --shapes`; longer statements
+/// were slower.
 pub const DEFAULT_BATCH_PARAMS: usize = 256;
 
 /// Settings for opening a connection (see [`DbBuilder`](crate::DbBuilder) for the fiber-side

@@ -18,8 +18,9 @@ use crate::query::Query;
 
 /// Most reader connections a database may have.
 pub const MAX_READERS: usize = 64;
-/// Dispatch of file databases when the builder does not choose (the faster in
-/// `bench --bin orm`'s by-one comparison).
+/// Dispatch of file databases when the builder does not choose: level with `Offload` for a
+/// lone caller, ahead under concurrency (`cargo run --release -p moria-bench --bin orm --
+/// --dispatch`, bench/README.md).
 pub const DEFAULT_FILE_DISPATCH: Dispatch = Dispatch::Thread;
 
 /// Settings for [`Db`]; `Db::builder(path)` starts with every default.
@@ -141,7 +142,9 @@ struct Inner {
     writer: Lane,
 }
 
-/// A database for fibers: cheap to clone, every call parks only the calling fiber.
+/// A database for fibers: cheap to clone, every call parks only the calling fiber. Dropping
+/// the last clone closes the connections after the calls already queued (with the thread
+/// lane it joins the connection threads).
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<Inner>,

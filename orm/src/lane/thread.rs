@@ -1,7 +1,7 @@
 //! The thread lane: dedicated OS threads, each owning a connection and its own job channel; a
-//! call goes to the least busy thread and the calling fiber parks on a one-message reply
-//! channel. (One channel shared by all threads measured 3× slower for a lone caller:
-//! `bench --bin orm -- --dispatch`.)
+//! call goes to the least busy thread (so one caller keeps hitting the same warm thread, and
+//! no two threads wait on one condition variable) and the calling fiber parks on a
+//! one-message reply channel.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
