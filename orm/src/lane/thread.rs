@@ -108,10 +108,17 @@ impl ThreadLane {
 impl Drop for ThreadLane {
     fn drop(&mut self) {
         self.workers.clear();
-        for t in self.threads.drain(..) {
-            if t.join().is_err() {
-                log::error!("a connection thread panicked");
+        let threads = std::mem::take(&mut self.threads);
+        // Joining waits for the queued calls: off the fiber's worker, like any blocking wait.
+        let joined = moria_runtime::blocking(move || {
+            for t in threads {
+                if t.join().is_err() {
+                    log::error!("a connection thread panicked");
+                }
             }
+        });
+        if let Err(e) = joined {
+            log::error!("closing the connection threads: {e}");
         }
     }
 }
