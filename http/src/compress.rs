@@ -169,7 +169,9 @@ pub(crate) fn apply(
     if matches!(res.body, Kind::Reader(..)) {
         if let Kind::Reader(r, _) = std::mem::replace(&mut res.body, Kind::Empty) {
             res.body = match coding {
-                Coding::Gzip => Kind::Reader(Box::new(flate2::read::GzEncoder::new(r, level)), None),
+                Coding::Gzip => {
+                    Kind::Reader(Box::new(flate2::read::GzEncoder::new(r, level)), None)
+                }
                 _ => Kind::Reader(Box::new(flate2::read::ZlibEncoder::new(r, level)), None),
             };
         }
