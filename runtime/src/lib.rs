@@ -1,1 +1,60 @@
-//! moria runtime
+//! moria-runtime: fibers on the `may` engine, with every engine trap guarded.
+//!
+//! Write plain blocking code — `accept`, `read`, `write`, `recv` — in fibers; each wait parks the
+//! fiber and its worker runs the others. No `may` type appears in this API, so the engine stays
+//! replaceable.
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`config`] | `Runtime::builder()`: workers, stack size (bytes), stack pool, offload threads, env vars; applied once |
+//! | [`fiber`] | `spawn`, `JoinHandle`, `yield_now`, `sleep` (resumes on a worker), `current()` |
+//! | [`scope`] | `scope(|s| s.spawn(..))`: fibers that borrow, joined before return |
+//! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
+//! | [`blocking`] | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
+//! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels |
+//! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
+//! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
+//! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
+//! | [`stats`] | `stats()`: atomic counters with a `Display` table |
+//! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
+//!
+//! # Rules for fiber code
+//! - Never use `thread_local!` (or libraries that rely on it across a wait): a fiber may resume
+//!   on another thread after any wait. Use [`fiber_local!`] instead.
+//! - Never call blocking syscalls directly (files, DNS, `std::thread::sleep`, blocking clients):
+//!   wrap them in [`blocking`], or the worker and every socket it owns stall.
+//! - One fiber waits on a socket at a time: the types enforce it (`&mut self`, `split`).
+//! - Stack overflow: the guard page catches it and the engine prints `coroutine has overflowed
+//!   its stack` (or `stack overflow detected`) and exits with status 1; frames are not unwound.
+//!   Raise the stack with `Runtime::builder().stack_size(..)` or `MORIA_STACK_SIZE`.
+#![warn(missing_docs)]
+
+pub mod blocking;
+pub mod config;
+mod engine;
+mod error;
+pub mod fiber;
+pub mod local;
+pub mod net;
+pub mod scope;
+pub mod shutdown;
+pub mod startup;
+pub mod stats;
+pub mod sync;
+pub mod time;
+mod wake_timer;
+
+pub use blocking::{blocking, blocking_io};
+pub use config::{Builder, Config, Runtime};
+pub use engine::in_fiber;
+pub use error::{Error, Result};
+pub use fiber::{current, sleep, spawn, yield_now, FiberInfo, JoinError, JoinHandle};
+pub use scope::{scope, Scope, ScopedJoinHandle};
+pub use shutdown::ShutdownToken;
+pub use stats::{stats, Stats};
+pub use time::Deadline;
+
+#[doc(hidden)]
+pub mod __private {
+    pub use may::LocalKey;
+}

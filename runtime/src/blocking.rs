@@ -1,0 +1,189 @@
+//! The offload pool: blocking work (files, DNS, SQLite, CPU-heavy calls) on OS threads.
+//!
+//! `blocking(f)` queues `f` for a bounded pool of threads and parks only the calling fiber, so the
+//! worker keeps serving every other fiber and socket it owns. Threads start on demand up to the
+//! configured bound and exit after [`IDLE_TIMEOUT`] without work. From a plain thread (not a
+//! fiber), `f` simply runs on the caller.
+
+use std::collections::VecDeque;
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use may::sync::Blocker;
+
+use crate::error::{panic_message, Error};
+use crate::{engine, stats};
+
+/// Default upper bound of pool threads.
+pub const DEFAULT_THREADS: usize = 64;
+/// Smallest accepted bound.
+pub const MIN_THREADS: usize = 1;
+/// Largest accepted bound.
+pub const MAX_THREADS: usize = 4096;
+/// An idle pool thread exits after this long without work.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+
+type Job = Box<dyn FnOnce() + Send>;
+
+struct State {
+    queue: VecDeque<Job>,
+    threads: usize,
+    idle: usize,
+}
+
+struct Pool {
+    state: Mutex<State>,
+    work: Condvar,
+    max_threads: AtomicUsize,
+}
+
+static POOL: Pool = Pool {
+    state: Mutex::new(State {
+        queue: VecDeque::new(),
+        threads: 0,
+        idle: 0,
+    }),
+    work: Condvar::new(),
+    max_threads: AtomicUsize::new(DEFAULT_THREADS),
+};
+
+/// Sets the pool's thread bound (from the runtime configuration).
+pub(crate) fn set_max_threads(n: usize) {
+    POOL.max_threads
+        .store(n.clamp(MIN_THREADS, MAX_THREADS), Relaxed);
+}
+
+impl Pool {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Queues a job, starting a thread when none is idle and the bound allows.
+    fn submit(&'static self, job: Job) {
+        let mut state = self.lock();
+        state.queue.push_back(job);
+        stats::BLOCKING_QUEUED.fetch_add(1, Relaxed);
+        if state.idle > 0 {
+            drop(state);
+            self.work.notify_one();
+            return;
+        }
+        if state.threads < self.max_threads.load(Relaxed) {
+            state.threads += 1;
+            drop(state);
+            self.start_thread();
+        }
+    }
+
+    fn start_thread(&'static self) {
+        let spawned = std::thread::Builder::new()
+            .name("moria-blocking".into())
+            .spawn(move || self.run_thread());
+        match spawned {
+            Ok(_) => {
+                stats::BLOCKING_THREADS.fetch_add(1, Relaxed);
+            }
+            Err(e) => {
+                // Lower the bound to what the system gave us instead of failing the caller;
+                // with no thread at all, the queued job runs here.
+                let mut state = self.lock();
+                state.threads -= 1;
+                let threads = state.threads;
+                self.max_threads.store(threads.max(MIN_THREADS), Relaxed);
+                log::warn!("offload pool: cannot start a thread ({e}); bound lowered to {threads}");
+                if threads == 0 {
+                    if let Some(job) = state.queue.pop_front() {
+                        drop(state);
+                        run_job(job);
+                    }
+                }
+            }
+        }
+    }
+
+    fn run_thread(&'static self) {
+        let mut state = self.lock();
+        loop {
+            if let Some(job) = state.queue.pop_front() {
+                drop(state);
+                run_job(job);
+                state = self.lock();
+                continue;
+            }
+            state.idle += 1;
+            let (next, timeout) = self
+                .work
+                .wait_timeout(state, IDLE_TIMEOUT)
+                .unwrap_or_else(PoisonError::into_inner);
+            state = next;
+            state.idle -= 1;
+            if timeout.timed_out() && state.queue.is_empty() {
+                state.threads -= 1;
+                stats::BLOCKING_THREADS.fetch_sub(1, Relaxed);
+                return;
+            }
+        }
+    }
+}
+
+fn run_job(job: Job) {
+    stats::BLOCKING_QUEUED.fetch_sub(1, Relaxed);
+    stats::BLOCKING_RUNNING.fetch_add(1, Relaxed);
+    job();
+    stats::BLOCKING_RUNNING.fetch_sub(1, Relaxed);
+    stats::BLOCKING_DONE.fetch_add(1, Relaxed);
+}
+
+/// Where a pool thread leaves the result for the parked fiber.
+struct Handoff<T> {
+    result: Mutex<Option<std::thread::Result<T>>>,
+    blocker: Blocker,
+}
+
+/// Runs `f` on the offload pool and parks only the calling fiber until it is done.
+/// A panic in `f` comes back as [`Error::BlockingPanicked`]. From a plain thread `f` runs inline.
+pub fn blocking<F, T>(f: F) -> Result<T, Error>
+where
+    F: FnOnce() -> T + Send + 'static,
+    T: Send + 'static,
+{
+    let outcome = if engine::in_fiber() {
+        let handoff = Arc::new(Handoff {
+            result: Mutex::new(None),
+            blocker: Blocker::new(true),
+        });
+        let theirs = handoff.clone();
+        POOL.submit(Box::new(move || {
+            let r = catch_unwind(AssertUnwindSafe(f));
+            *theirs.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+            theirs.blocker.unpark();
+        }));
+        loop {
+            if let Some(r) = handoff
+                .result
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take()
+            {
+                break r;
+            }
+            // A wake-up without a result is spurious; park again.
+            let _ = handoff.blocker.park(None);
+        }
+    } else {
+        catch_unwind(AssertUnwindSafe(f))
+    };
+    outcome.map_err(|p| Error::BlockingPanicked(panic_message(&*p)))
+}
+
+/// [`blocking`] for I/O: the one funnel for file and DNS calls; a panic becomes an `io::Error`.
+pub fn blocking_io<F, T>(f: F) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    blocking(f).map_err(io::Error::from)?
+}

@@ -1,0 +1,53 @@
+//! Listening sockets through socket2: reuse-port only when asked for.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+
+use socket2::{Domain, Protocol, Socket, Type};
+
+/// Default listen backlog (the kernel caps it at `net.core.somaxconn`).
+pub const DEFAULT_BACKLOG: i32 = 1024;
+
+/// Options for binding a listener.
+#[derive(Clone, Copy, Debug)]
+pub struct ListenOptions {
+    /// Share the port with other sockets that also set SO_REUSEPORT (default off, so a busy
+    /// port fails with `AddrInUse`).
+    pub reuse_port: bool,
+    /// Listen backlog (default [`DEFAULT_BACKLOG`]).
+    pub backlog: i32,
+}
+
+impl Default for ListenOptions {
+    fn default() -> Self {
+        ListenOptions {
+            reuse_port: false,
+            backlog: DEFAULT_BACKLOG,
+        }
+    }
+}
+
+/// Resolves `addr` to its first address (numeric addresses never touch DNS).
+pub(crate) fn first_addr(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
+    addr.to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing"))
+}
+
+/// A bound, listening, non-blocking std listener.
+pub(crate) fn listen(addr: SocketAddr, opts: ListenOptions) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    // SO_REUSEADDR only lets a restarted server bind past TIME_WAIT; it never shares a port
+    // that is actively listening on Linux.
+    socket.set_reuse_address(true)?;
+    if opts.reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    if addr.is_ipv6() {
+        socket.set_only_v6(true)?;
+    }
+    socket.bind(&addr.into())?;
+    socket.listen(opts.backlog)?;
+    socket.set_nonblocking(true)?;
+    Ok(socket.into())
+}

@@ -1,0 +1,20 @@
+//! Sockets in blocking style: each wait parks the fiber, never the worker.
+//!
+//! | item | file |
+//! |---|---|
+//! | [`TcpListener`], [`TcpStream`], [`TcpReader`], [`TcpWriter`] | `tcp.rs` |
+//! | [`ListenOptions`] (reuse-port, backlog) | `bind.rs` |
+//! | [`UdpSocket`] | `udp.rs` |
+//! | [`UnixListener`], [`UnixStream`] | `unix.rs` |
+//! | readiness waits with deadline and shutdown token | `ready.rs` |
+
+mod bind;
+mod ready;
+mod tcp;
+mod udp;
+mod unix;
+
+pub use bind::{ListenOptions, DEFAULT_BACKLOG};
+pub use tcp::{TcpListener, TcpReader, TcpStream, TcpWriter};
+pub use udp::UdpSocket;
+pub use unix::{UnixListener, UnixStream};

@@ -1,0 +1,336 @@
+//! TCP in blocking style: `TcpListener`, `TcpStream`, and its `TcpReader`/`TcpWriter` halves.
+//!
+//! Every method that waits takes `&mut self`, so no two fibers can wait on one socket (the
+//! engine keeps one waiter per socket and silently drops a second). Full duplex from two fibers
+//! goes through [`TcpStream::split`], which gives each half its own descriptor.
+
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::time::Duration;
+
+use super::bind::{first_addr, listen, ListenOptions};
+use super::ready::{self, Interest};
+use crate::blocking::blocking_io;
+use crate::engine;
+use crate::error::panic_message;
+use crate::shutdown::ShutdownToken;
+use crate::time::Deadline;
+
+/// A listening TCP socket.
+#[derive(Debug)]
+pub struct TcpListener {
+    inner: may::net::TcpListener,
+}
+
+impl TcpListener {
+    /// Binds `addr` (a busy port fails with `AddrInUse`).
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        Self::bind_with(addr, ListenOptions::default())
+    }
+
+    /// Binds `addr` with explicit options (e.g. reuse-port for per-worker listeners).
+    pub fn bind_with(addr: impl ToSocketAddrs, opts: ListenOptions) -> io::Result<Self> {
+        engine::ensure();
+        let std_listener = listen(first_addr(addr)?, opts)?;
+        // SAFETY: the descriptor comes from a listener we own and hand over entirely.
+        let inner =
+            adopt(|| unsafe { may::net::TcpListener::from_raw_fd(std_listener.into_raw_fd()) })?;
+        Ok(TcpListener { inner })
+    }
+
+    /// The bound address (with the real port after binding port 0).
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Waits for the next connection.
+    pub fn accept(&mut self) -> io::Result<(TcpStream, SocketAddr)> {
+        self.accept_inner(None, None)?
+            .ok_or_else(|| io::Error::other("accept returned without a connection"))
+    }
+
+    /// Waits at most `timeout` for a connection; expiry is `TimedOut`.
+    pub fn accept_timeout(&mut self, timeout: Duration) -> io::Result<(TcpStream, SocketAddr)> {
+        self.accept_inner(Some(Deadline::after(timeout)), None)?
+            .ok_or_else(|| io::Error::other("accept returned without a connection"))
+    }
+
+    /// Waits for a connection until `token` fires; `Ok(None)` means shut down.
+    pub fn accept_until(
+        &mut self,
+        token: &ShutdownToken,
+    ) -> io::Result<Option<(TcpStream, SocketAddr)>> {
+        self.accept_inner(None, Some(token))
+    }
+
+    fn accept_inner(
+        &mut self,
+        deadline: Option<Deadline>,
+        token: Option<&ShutdownToken>,
+    ) -> io::Result<Option<(TcpStream, SocketAddr)>> {
+        loop {
+            if token.is_some_and(ShutdownToken::is_triggered) {
+                return Ok(None);
+            }
+            match self.inner.inner().accept() {
+                Ok((s, peer)) => {
+                    // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+                    let inner =
+                        adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
+                    return Ok(Some((TcpStream { inner }, peer)));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if is_transient_accept_error(&e) => {
+                    log::debug!("accept: transient error {e}");
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
+            if deadline.is_some_and(|d| d.expired()) {
+                return Err(Deadline::timed_out("accept"));
+            }
+            ready::wait(&self.inner, Interest::Read, deadline, token)?;
+        }
+    }
+}
+
+/// Errors after which the listener is still fine (the peer gave up before we accepted).
+fn is_transient_accept_error(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::ECONNABORTED) | Some(libc::EPROTO) | Some(libc::EPERM)
+    )
+}
+
+/// Registers a descriptor with the engine; the engine panics on failure, we return an error.
+pub(crate) fn adopt<T>(f: impl FnOnce() -> T) -> io::Result<T> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| io::Error::other(panic_message(&*p)))
+}
+
+impl AsRawFd for TcpListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+/// A connected TCP socket; `Read + Write` in blocking style.
+#[derive(Debug)]
+pub struct TcpStream {
+    inner: may::net::TcpStream,
+}
+
+impl TcpStream {
+    /// Connects to `addr`; host names are resolved on the offload pool, never on a worker.
+    pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Self> {
+        engine::ensure();
+        let addrs: Vec<SocketAddr> = blocking_io(move || Ok(addr.to_socket_addrs()?.collect()))?;
+        let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
+        for a in addrs {
+            match may::net::TcpStream::connect(a) {
+                Ok(inner) => return Ok(TcpStream { inner }),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
+    pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
+        engine::ensure();
+        may::net::TcpStream::connect_timeout(addr, timeout).map(|inner| TcpStream { inner })
+    }
+
+    /// The remote address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Sets TCP_NODELAY (off by default).
+    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
+        self.inner.set_nodelay(nodelay)
+    }
+
+    /// Read timeout; expiry is `TimedOut`. `None` waits forever.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_read_timeout(timeout)
+    }
+
+    /// Write timeout; expiry is `TimedOut`. `None` waits forever.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_write_timeout(timeout)
+    }
+
+    /// The read timeout in force.
+    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
+        self.inner.read_timeout()
+    }
+
+    /// The write timeout in force.
+    pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
+        self.inner.write_timeout()
+    }
+
+    /// Shuts down one or both directions.
+    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
+        self.inner.shutdown(how)
+    }
+
+    /// Reads without consuming.
+    pub fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.peek(buf)
+    }
+
+    /// Splits into a reader and a writer half, each with its own descriptor, so one fiber can
+    /// read while another writes.
+    pub fn split(self) -> io::Result<(TcpReader, TcpWriter)> {
+        let writer = TcpStream {
+            inner: self.inner.try_clone()?,
+        };
+        Ok((TcpReader { inner: self }, TcpWriter { inner: writer }))
+    }
+
+    /// Runs a non-blocking syscall on the socket (e.g. `sendfile`), waiting for writability on
+    /// `WouldBlock` and honouring the write timeout. Returns what the syscall returned.
+    pub fn write_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        let deadline = self.write_timeout()?.map(Deadline::after);
+        with_readiness(&self.inner, Interest::Write, deadline, f)
+    }
+
+    /// Runs a non-blocking syscall on the socket, waiting for readability on `WouldBlock` and
+    /// honouring the read timeout (e.g. `splice` out of the socket).
+    pub fn read_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        let deadline = self.read_timeout()?.map(Deadline::after);
+        with_readiness(&self.inner, Interest::Read, deadline, f)
+    }
+}
+
+fn with_readiness(
+    socket: &may::net::TcpStream,
+    interest: Interest,
+    deadline: Option<Deadline>,
+    mut f: impl FnMut(RawFd) -> io::Result<usize>,
+) -> io::Result<usize> {
+    loop {
+        match f(socket.as_raw_fd()) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+        if deadline.is_some_and(|d| d.expired()) {
+            return Err(Deadline::timed_out("socket wait"));
+        }
+        ready::wait(socket, interest, deadline, None)?;
+    }
+}
+
+impl Read for TcpStream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl Write for TcpStream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.inner.write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl AsRawFd for TcpStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+/// The reading half of a split [`TcpStream`].
+#[derive(Debug)]
+pub struct TcpReader {
+    inner: TcpStream,
+}
+
+/// The writing half of a split [`TcpStream`].
+#[derive(Debug)]
+pub struct TcpWriter {
+    inner: TcpStream,
+}
+
+impl TcpReader {
+    /// Read timeout; expiry is `TimedOut`.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_read_timeout(timeout)
+    }
+
+    /// The remote address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    /// Like [`TcpStream::read_with`].
+    pub fn read_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        self.inner.read_with(f)
+    }
+}
+
+impl TcpWriter {
+    /// Write timeout; expiry is `TimedOut`.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_write_timeout(timeout)
+    }
+
+    /// Shuts down the writing direction (the peer reads EOF).
+    pub fn shutdown_write(&self) -> io::Result<()> {
+        self.inner.shutdown(Shutdown::Write)
+    }
+
+    /// Like [`TcpStream::write_with`].
+    pub fn write_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        self.inner.write_with(f)
+    }
+}
+
+impl Read for TcpReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf)
+    }
+}
+
+impl Write for TcpWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf)
+    }
+
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        self.inner.write_vectored(bufs)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl AsRawFd for TcpReader {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+impl AsRawFd for TcpWriter {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}

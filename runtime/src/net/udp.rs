@@ -1,0 +1,79 @@
+//! UDP in blocking style; waits take `&mut self` so one socket has one waiter.
+
+use std::io;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+use super::bind::first_addr;
+use crate::engine;
+
+/// A UDP socket.
+#[derive(Debug)]
+pub struct UdpSocket {
+    inner: may::net::UdpSocket,
+}
+
+impl UdpSocket {
+    /// Binds `addr`.
+    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+        engine::ensure();
+        may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket { inner })
+    }
+
+    /// Sets the default peer for `send`/`recv`.
+    pub fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+        self.inner.connect(first_addr(addr)?)
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// Sends one datagram to `addr`.
+    pub fn send_to(&mut self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
+        self.inner.send_to(buf, addr)
+    }
+
+    /// Receives one datagram and its sender.
+    pub fn recv_from(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.inner.recv_from(buf)
+    }
+
+    /// Sends to the connected peer.
+    pub fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.send(buf)
+    }
+
+    /// Receives from the connected peer.
+    pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.recv(buf)
+    }
+
+    /// Read timeout; expiry is `TimedOut`.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_read_timeout(timeout)
+    }
+
+    /// Write timeout; expiry is `TimedOut`.
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.inner.set_write_timeout(timeout)
+    }
+
+    /// Allows sending to broadcast addresses.
+    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
+        self.inner.set_broadcast(on)
+    }
+
+    /// A second handle with its own descriptor, e.g. one fiber receiving while another sends.
+    pub fn try_clone(&self) -> io::Result<Self> {
+        self.inner.try_clone().map(|inner| UdpSocket { inner })
+    }
+}
+
+impl AsRawFd for UdpSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}

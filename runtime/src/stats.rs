@@ -1,0 +1,76 @@
+//! Runtime counters: plain atomics bumped on the hot paths, read as one snapshot.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+pub(crate) static FIBERS_SPAWNED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static FIBERS_FINISHED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static BLOCKING_QUEUED: AtomicU64 = AtomicU64::new(0);
+pub(crate) static BLOCKING_RUNNING: AtomicU64 = AtomicU64::new(0);
+pub(crate) static BLOCKING_DONE: AtomicU64 = AtomicU64::new(0);
+pub(crate) static BLOCKING_THREADS: AtomicU64 = AtomicU64::new(0);
+
+/// A snapshot of the runtime's counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Fibers spawned since start.
+    pub fibers_spawned: u64,
+    /// Fibers alive now (spawned and not finished).
+    pub fibers_live: u64,
+    /// Fibers finished since start.
+    pub fibers_finished: u64,
+    /// Offload jobs waiting for a thread.
+    pub blocking_queued: u64,
+    /// Offload jobs running now.
+    pub blocking_running: u64,
+    /// Offload jobs finished since start.
+    pub blocking_done: u64,
+    /// Offload pool threads alive now.
+    pub blocking_threads: u64,
+    /// Scheduler workers (0 before start).
+    pub workers: u64,
+    /// Fiber stack size in bytes (0 before start).
+    pub stack_size: u64,
+    /// Pooled stack capacity (0 before start).
+    pub stack_pool: u64,
+}
+
+/// Reads every counter (a few relaxed atomic loads).
+pub fn stats() -> Stats {
+    let spawned = FIBERS_SPAWNED.load(Relaxed);
+    let finished = FIBERS_FINISHED.load(Relaxed);
+    let config = crate::config::current_config();
+    Stats {
+        fibers_spawned: spawned,
+        fibers_live: spawned.saturating_sub(finished),
+        fibers_finished: finished,
+        blocking_queued: BLOCKING_QUEUED.load(Relaxed),
+        blocking_running: BLOCKING_RUNNING.load(Relaxed),
+        blocking_done: BLOCKING_DONE.load(Relaxed),
+        blocking_threads: BLOCKING_THREADS.load(Relaxed),
+        workers: config.as_ref().map_or(0, |c| c.workers as u64),
+        stack_size: config.as_ref().map_or(0, |c| c.stack_size as u64),
+        stack_pool: config.as_ref().map_or(0, |c| c.stack_pool as u64),
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows: [(&str, u64); 10] = [
+            ("fibers spawned", self.fibers_spawned),
+            ("fibers live", self.fibers_live),
+            ("fibers finished", self.fibers_finished),
+            ("blocking queued", self.blocking_queued),
+            ("blocking running", self.blocking_running),
+            ("blocking done", self.blocking_done),
+            ("blocking threads", self.blocking_threads),
+            ("workers", self.workers),
+            ("stack size (bytes)", self.stack_size),
+            ("stack pool", self.stack_pool),
+        ];
+        for (name, value) in rows {
+            writeln!(f, "{name:<20} {value:>12}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,61 @@
+//! Deadlines: an instant to give up at, shared by every timed wait.
+
+use std::time::{Duration, Instant};
+
+/// A point in time after which a wait gives up with `TimedOut`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Deadline {
+    at: Instant,
+}
+
+impl Deadline {
+    /// The deadline `d` from now (saturating far in the future on overflow).
+    pub fn after(d: Duration) -> Self {
+        let now = Instant::now();
+        Deadline {
+            at: now
+                .checked_add(d)
+                .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600)),
+        }
+    }
+
+    /// The deadline at `at`.
+    pub fn at(at: Instant) -> Self {
+        Deadline { at }
+    }
+
+    /// The instant of the deadline.
+    pub fn instant(&self) -> Instant {
+        self.at
+    }
+
+    /// Time left, zero once passed.
+    pub fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+
+    /// Whether the deadline has passed.
+    pub fn expired(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    /// The standard error for an expired deadline.
+    pub fn timed_out(what: &str) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::TimedOut, format!("{what} timed out"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remaining_shrinks_to_zero() {
+        let d = Deadline::after(Duration::ZERO);
+        assert!(d.expired());
+        assert_eq!(d.remaining(), Duration::ZERO);
+        let far = Deadline::after(Duration::MAX);
+        assert!(!far.expired());
+        assert!(far.remaining() > Duration::from_secs(3600));
+    }
+}
