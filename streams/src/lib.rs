@@ -19,7 +19,9 @@
 //! | [`notify`] | [`Notify`]: callbacks on EOF, error, flush, close |
 //! | [`progress`] | [`Progress`]: a callback every N bytes |
 //! | [`pacer`] | [`Pacer`]: the clock-free arithmetic of bandwidth limiting |
-//! | [`timeout`] | [`Timeout`]: read, write and idle timeouts over [`SetTimeouts`] sockets |
+//! | [`throttle`] | [`Throttle`]: bandwidth limit per direction, paced by [`Pacer`] |
+//! | [`pipe`] | [`pipe()`], [`duplex_pipe()`]: bounded in-memory pipes between fibers |
+//! | [`timeout`] | [`Timeout`]: read, write and idle timeouts on sockets and pipes |
 
 #![warn(missing_docs)]
 
@@ -34,9 +36,11 @@ pub mod limited;
 pub mod notify;
 pub mod null;
 pub mod pacer;
+pub mod pipe;
 pub mod progress;
 pub mod read_until;
 pub mod tee;
+pub mod throttle;
 pub mod timeout;
 
 pub use buf_stream::BufStream;
@@ -52,7 +56,9 @@ pub use limited::{Limited, LimitedWriter};
 pub use notify::Notify;
 pub use null::{null, zero, zeros};
 pub use pacer::Pacer;
+pub use pipe::{duplex_pipe, pipe, pipe_with_capacity, PipeReader, PipeWriter};
 pub use progress::{Progress, Totals};
 pub use read_until::read_until_limit;
 pub use tee::{TeeReader, TeeWriter};
-pub use timeout::{SetTimeouts, Timeout};
+pub use throttle::Throttle;
+pub use timeout::{SetReadTimeout, SetWriteTimeout, Timeout};

@@ -3,36 +3,47 @@
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
+use moria_runtime::net;
+
 use crate::Error;
 
-/// A stream whose blocking reads and writes can be bounded in time (sockets).
+/// A stream whose blocking reads can be bounded in time (a socket or a [`crate::PipeReader`]).
 ///
-/// Implemented here for moria-runtime's sockets and std's; the expiry of a timeout may surface
-/// as `TimedOut` or `WouldBlock` (std on Linux), and [`Timeout`] reports both as `TimedOut`.
-pub trait SetTimeouts {
+/// Expiry may surface as `TimedOut` or `WouldBlock` (std sockets on Linux); [`Timeout`] reports
+/// both as `TimedOut`.
+pub trait SetReadTimeout {
     /// Bounds each following read; `None` waits forever.
     fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
+}
+
+/// A stream whose blocking writes can be bounded in time (a socket or a [`crate::PipeWriter`]).
+pub trait SetWriteTimeout {
     /// Bounds each following write; `None` waits forever.
     fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()>;
 }
 
-impl SetTimeouts for std::net::TcpStream {
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        std::net::TcpStream::set_read_timeout(self, timeout)
-    }
-    fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        std::net::TcpStream::set_write_timeout(self, timeout)
-    }
+/// Implements the timeout traits by forwarding to the type's inherent methods.
+macro_rules! forward_timeouts {
+    (read: $($r:ty),*; write: $($w:ty),*) => {
+        $(impl SetReadTimeout for $r {
+            fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+                <$r>::set_read_timeout(self, timeout)
+            }
+        })*
+        $(impl SetWriteTimeout for $w {
+            fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+                <$w>::set_write_timeout(self, timeout)
+            }
+        })*
+    };
 }
 
-impl SetTimeouts for std::os::unix::net::UnixStream {
-    fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        std::os::unix::net::UnixStream::set_read_timeout(self, timeout)
-    }
-    fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        std::os::unix::net::UnixStream::set_write_timeout(self, timeout)
-    }
-}
+forward_timeouts!(
+    read: net::TcpStream, net::TcpReader, net::UnixStream,
+        std::net::TcpStream, std::os::unix::net::UnixStream;
+    write: net::TcpStream, net::TcpWriter, net::UnixStream,
+        std::net::TcpStream, std::os::unix::net::UnixStream
+);
 
 /// Which timeout a wait ran under, for the error message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +68,7 @@ pub struct Timeout<S> {
     applied_write: Option<Option<Duration>>,
 }
 
-impl<S: SetTimeouts> Timeout<S> {
+impl<S> Timeout<S> {
     /// Wraps `inner` with no timeouts.
     pub fn new(inner: S) -> Self {
         Timeout {
@@ -133,7 +144,7 @@ fn expired(cause: Cause, op: &'static str) -> io::Error {
     }
 }
 
-impl<S: SetTimeouts + Read> Read for Timeout<S> {
+impl<S: SetReadTimeout + Read> Read for Timeout<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let (timeout, cause) = self.effective(self.read)?;
         if self.applied_read != Some(timeout) {
@@ -153,7 +164,7 @@ impl<S: SetTimeouts + Read> Read for Timeout<S> {
     }
 }
 
-impl<S: SetTimeouts + Write> Write for Timeout<S> {
+impl<S: SetWriteTimeout + Write> Write for Timeout<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let (timeout, cause) = self.effective(self.write)?;
         if self.applied_write != Some(timeout) {
@@ -190,11 +201,14 @@ mod tests {
         writes: RefCell<Vec<Option<Duration>>>,
     }
 
-    impl SetTimeouts for Recorder {
+    impl SetReadTimeout for Recorder {
         fn set_read_timeout(&self, t: Option<Duration>) -> io::Result<()> {
             self.reads.borrow_mut().push(t);
             Ok(())
         }
+    }
+
+    impl SetWriteTimeout for Recorder {
         fn set_write_timeout(&self, t: Option<Duration>) -> io::Result<()> {
             self.writes.borrow_mut().push(t);
             Ok(())
