@@ -2,8 +2,9 @@
 //! and a [`Body`] — bytes, a reader, a file (zero-copy path), or a streamed writer.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, Read, Write};
+
+use moria_streams::File;
 
 use crate::stream::Ranges;
 
@@ -38,7 +39,8 @@ impl Body {
         Body(Kind::Reader(Box::new(reader), len))
     }
 
-    /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP.
+    /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP (reads on the
+    /// offload pool otherwise).
     pub fn file(file: File, offset: u64, len: u64) -> Body {
         Body(Kind::File(file, offset, len))
     }

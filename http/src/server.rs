@@ -6,6 +6,7 @@ use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
 use moria_runtime::net::{ListenOptions, TcpListener, TcpStream};
 use moria_runtime::sync::{Event, Reset};
@@ -16,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::h1::conn::{self, ConnConfig, ConnCtx};
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
+use crate::tls;
 use crate::tracker::{Registration, Tracker};
 
 /// Default `Server` header value.
@@ -27,7 +29,7 @@ const ABORT_WAIT: Duration = Duration::from_secs(5);
 
 /// Configures and starts a [`Server`]; every setter documents its default.
 pub struct ServerBuilder {
-    addrs: Vec<String>,
+    addrs: Vec<(String, Option<Arc<TlsAcceptor>>)>,
     limits: Limits,
     server_header: Option<String>,
     compression: Option<Compression>,
@@ -55,7 +57,14 @@ impl Default for ServerBuilder {
 impl ServerBuilder {
     /// Adds a plain-HTTP address to listen on (call again for more addresses).
     pub fn listen(mut self, addr: impl Into<String>) -> Self {
-        self.addrs.push(addr.into());
+        self.addrs.push((addr.into(), None));
+        self
+    }
+
+    /// Adds an HTTPS address: connections are wrapped by `acceptor`, whose handshake runs in
+    /// the connection's fiber under the acceptor's handshake timeout.
+    pub fn listen_tls(mut self, addr: impl Into<String>, acceptor: TlsAcceptor) -> Self {
+        self.addrs.push((addr.into(), Some(Arc::new(acceptor))));
         self
     }
 
@@ -206,15 +215,20 @@ impl ServerBuilder {
         self.validate()?;
         let token = self.token.clone().unwrap_or_default();
         let mut listeners = Vec::new();
-        for addr in &self.addrs {
-            bind_all(addr, self.listeners_per_address, &mut listeners)?;
-        }
-        let mut addrs: Vec<SocketAddr> = Vec::new();
-        for l in &listeners {
-            let a = l.local_addr()?;
-            if !addrs.contains(&a) {
-                addrs.push(a);
-            }
+        let mut addrs = Vec::new();
+        let mut urls = Vec::new();
+        for (addr, tls) in &self.addrs {
+            let bound = bind_all(addr, self.listeners_per_address)?;
+            let real = bound[0].local_addr().map_err(|source| Error::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+            addrs.push(real);
+            urls.push(format!(
+                "{}://{real}",
+                if tls.is_some() { "https" } else { "http" }
+            ));
+            listeners.extend(bound.into_iter().map(|l| (l, tls.clone())));
         }
         let shared = Arc::new(Shared {
             cfg: ConnConfig {
@@ -226,11 +240,11 @@ impl ServerBuilder {
             tracker: Arc::new(Tracker::new(self.max_connections)),
             token: token.clone(),
         });
-        for l in listeners {
+        for (l, tls) in listeners {
             let s = Arc::clone(&shared);
             FiberBuilder::new()
                 .name("moria-http-accept")
-                .spawn(move || accept_loop(l, s))
+                .spawn(move || accept_loop(l, tls, s))
                 .map_err(|source| Error::Spawn {
                     what: "an accept loop",
                     source,
@@ -245,14 +259,7 @@ impl ServerBuilder {
                 what: "the shutdown supervisor",
                 source,
             })?;
-        log::info!(
-            "listening on {}",
-            addrs
-                .iter()
-                .map(|a| format!("http://{a}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        log::info!("listening on {}", urls.join(", "));
         Ok(Server {
             addrs,
             token,
@@ -263,7 +270,7 @@ impl ServerBuilder {
 }
 
 /// Binds `n` listeners on `addr` (with SO_REUSEPORT when `n > 1`, all on the first one's port).
-fn bind_all(addr: &str, n: usize, out: &mut Vec<TcpListener>) -> Result<()> {
+fn bind_all(addr: &str, n: usize) -> Result<Vec<TcpListener>> {
     let bind_err = |source| Error::Bind {
         addr: addr.to_string(),
         source,
@@ -274,11 +281,11 @@ fn bind_all(addr: &str, n: usize, out: &mut Vec<TcpListener>) -> Result<()> {
     };
     let first = TcpListener::bind_with(addr, opts).map_err(bind_err)?;
     let real = first.local_addr().map_err(bind_err)?;
-    out.push(first);
+    let mut out = vec![first];
     for _ in 1..n {
         out.push(TcpListener::bind_with(real, opts).map_err(bind_err)?);
     }
-    Ok(())
+    Ok(out)
 }
 
 /// What every connection of a server shares.
@@ -368,7 +375,7 @@ struct Accepted {
     peer: SocketAddr,
 }
 
-fn accept_loop(mut listener: TcpListener, shared: Arc<Shared>) {
+fn accept_loop(mut listener: TcpListener, tls: Option<Arc<TlsAcceptor>>, shared: Arc<Shared>) {
     loop {
         shared.tracker.acquire_slot();
         let accepted = match listener.accept_until(&shared.token) {
@@ -387,26 +394,38 @@ fn accept_loop(mut listener: TcpListener, shared: Arc<Shared>) {
         let (stream, peer) = accepted;
         let reg = shared.tracker.register(stream.as_raw_fd());
         let conn = Accepted { reg, stream, peer };
-        let s = Arc::clone(&shared);
-        if let Err(e) = FiberBuilder::new().spawn(move || connection(conn, &s)) {
+        let (s, tls) = (Arc::clone(&shared), tls.clone());
+        if let Err(e) = FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), &s)) {
             log::error!("cannot start a connection fiber: {e}");
         }
     }
 }
 
-fn connection(mut conn: Accepted, shared: &Shared) {
+fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
     if let Err(e) = conn.stream.set_nodelay(true) {
         log::debug!("{}: set_nodelay: {e}", conn.peer);
     }
-    let ctx = ConnCtx {
+    let peer = conn.peer;
+    let mut ctx = ConnCtx {
         cfg: &shared.cfg,
         handler: &*shared.handler,
-        peer: conn.peer,
+        peer,
         tls: None,
         idle: &conn.reg.idle,
         token: &shared.token,
     };
-    if let Err(e) = conn::serve(&mut conn.stream, &ctx) {
-        log::debug!("{}: connection ended: {e}", conn.peer);
+    let result = match tls {
+        None => conn::serve(&mut conn.stream, &ctx),
+        Some(acceptor) => match tls::handshake(acceptor, &mut conn.stream) {
+            Ok(mut stream) => {
+                let info = tls::info(&stream);
+                ctx.tls = Some(&info);
+                conn::serve(&mut stream, &ctx)
+            }
+            Err(e) => Err(e),
+        },
+    };
+    if let Err(e) = result {
+        log::debug!("{peer}: connection ended: {e}");
     }
 }

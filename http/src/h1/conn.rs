@@ -447,9 +447,9 @@ impl Conn {
                     io::copy(&mut r, io)?;
                 }
             }
-            Kind::File(f, offset, len) => {
+            Kind::File(mut f, offset, len) => {
                 self.flush(io)?;
-                io.send_file(&f, offset, len)?;
+                io.send_file(&mut f, offset, len)?;
             }
             Kind::Stream(f) => {
                 self.flush(io)?;
