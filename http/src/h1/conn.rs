@@ -130,7 +130,7 @@ impl Conn {
                     Next::Close { linger } => {
                         self.flush(io)?;
                         if linger {
-                            self.linger(io);
+                            self.linger(io, ctx);
                         }
                         return Ok(());
                     }
@@ -214,13 +214,19 @@ impl Conn {
         respond_error(&mut self.res, f.status());
         self.write_response(io, ctx, Version::Http11, false, false, None)?;
         self.flush(io)?;
-        self.linger(io);
+        self.linger(io, ctx);
         Ok(())
     }
 
     /// Half-closes, then discards what the client still sends (bounded in time and bytes).
-    fn linger<T: Transport>(&mut self, io: &mut T) {
+    /// The connection counts as idle meanwhile, so a shutdown ends the wait at once.
+    fn linger<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) {
         if io.shutdown_write().is_err() {
+            return;
+        }
+        ctx.idle.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if ctx.token.is_triggered() {
             return;
         }
         let deadline = Instant::now() + LINGER_TIME;
