@@ -3,6 +3,7 @@
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -401,6 +402,23 @@ fn accept_loop(mut listener: TcpListener, tls: Option<Arc<TlsAcceptor>>, shared:
     }
 }
 
+/// The TLS handshake, counted as idle time: a shutdown ends a handshake that is still waiting.
+fn handshake<'s>(
+    acceptor: &TlsAcceptor,
+    stream: &'s mut TcpStream,
+    idle: &AtomicBool,
+    token: &ShutdownToken,
+) -> std::io::Result<moria_crypto::TlsStream<&'s mut TcpStream>> {
+    idle.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    if token.is_triggered() {
+        return Err(std::io::Error::other("shutting down"));
+    }
+    let r = tls::handshake(acceptor, stream);
+    idle.store(false, Ordering::SeqCst);
+    r
+}
+
 fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
     if let Err(e) = conn.stream.set_nodelay(true) {
         log::debug!("{}: set_nodelay: {e}", conn.peer);
@@ -416,14 +434,16 @@ fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
     };
     let result = match tls {
         None => conn::serve(&mut conn.stream, &ctx),
-        Some(acceptor) => match tls::handshake(acceptor, &mut conn.stream) {
-            Ok(mut stream) => {
-                let info = tls::info(&stream);
-                ctx.tls = Some(&info);
-                conn::serve(&mut stream, &ctx)
+        Some(acceptor) => {
+            match handshake(acceptor, &mut conn.stream, &conn.reg.idle, &shared.token) {
+                Ok(mut stream) => {
+                    let info = tls::info(&stream);
+                    ctx.tls = Some(&info);
+                    conn::serve(&mut stream, &ctx)
+                }
+                Err(e) => Err(e),
             }
-            Err(e) => Err(e),
-        },
+        }
     };
     if let Err(e) = result {
         log::debug!("{peer}: connection ended: {e}");

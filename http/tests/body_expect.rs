@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use moria_http::{HandlerResult, Request, Response, Server};
+use moria_http::{Handler, HandlerResult, Request, Response, Server};
 
 fn echo(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     let body = res.body_mut();
@@ -88,21 +88,19 @@ fn expect_continue_without_reading_gets_a_final_answer_and_close() {
     server.shutdown();
 }
 
+/// Paths served, in order.
+type Seen = Arc<Mutex<Vec<String>>>;
+
 /// A handler that never reads bodies and records every path it serves.
-fn recorder() -> (
-    Arc<Mutex<Vec<String>>>,
-    impl Fn(&mut Request<'_>, &mut Response) -> HandlerResult + Send + Sync + 'static,
-) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
+fn recorder() -> (Seen, impl Handler) {
+    let seen = Seen::default();
     let s2 = Arc::clone(&seen);
-    (
-        seen,
-        move |req: &mut Request<'_>, res: &mut Response| -> HandlerResult {
-            s2.lock().unwrap().push(req.path().to_string());
-            res.body("ok");
-            Ok(())
-        },
-    )
+    let handler = move |req: &mut Request<'_>, res: &mut Response| -> HandlerResult {
+        s2.lock().unwrap().push(req.path().to_string());
+        res.body("ok");
+        Ok(())
+    };
+    (seen, handler)
 }
 
 #[test]

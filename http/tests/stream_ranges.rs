@@ -5,6 +5,7 @@
 mod common;
 
 use std::io::{Cursor, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
 use moria_http::{respond_stream, HandlerResult, Request, Response, Server, Source, StreamInfo};
@@ -33,12 +34,21 @@ fn serve_file(
     }
 }
 
-fn server() -> (Server, std::path::PathBuf) {
-    let dir = std::env::temp_dir().join(format!("moria-http-ranges-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("data.txt");
+/// The file behind one test's server, removed when dropped.
+struct Fixture(std::path::PathBuf);
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+fn server() -> (Server, Fixture) {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("moria-http-ranges-{}-{n}.txt", std::process::id()));
     std::fs::write(&path, content()).unwrap();
-    (start(Server::builder(), serve_file(path.clone())), path)
+    (start(Server::builder(), serve_file(path.clone())), Fixture(path))
 }
 
 fn get(server: &Server, path: &str, extra: &str) -> Resp {
