@@ -46,9 +46,13 @@ impl Drop for Fixture {
 fn server() -> (Server, Fixture) {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!("moria-http-ranges-{}-{n}.txt", std::process::id()));
+    let path =
+        std::env::temp_dir().join(format!("moria-http-ranges-{}-{n}.txt", std::process::id()));
     std::fs::write(&path, content()).unwrap();
-    (start(Server::builder(), serve_file(path.clone())), Fixture(path))
+    (
+        start(Server::builder(), serve_file(path.clone())),
+        Fixture(path),
+    )
 }
 
 fn get(server: &Server, path: &str, extra: &str) -> Resp {

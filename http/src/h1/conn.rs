@@ -94,6 +94,8 @@ struct Conn {
     path_buf: String,
     read_timeout: Option<Duration>,
     head_deadline: Option<Instant>,
+    /// The clock (seconds) for the `Date` of this batch of answers.
+    now: u64,
 }
 
 impl Conn {
@@ -112,12 +114,14 @@ impl Conn {
             path_buf: String::new(),
             read_timeout: None,
             head_deadline: None,
+            now: 0,
         }
     }
 
     fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
         let limits = &ctx.cfg.limits;
         loop {
+            self.now = now_secs();
             while self.start < self.filled {
                 let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
                     Ok(Some(b)) => b,
@@ -262,9 +266,13 @@ impl Conn {
             self.fail(io, ctx, f)?;
             return Ok(Next::Close { linger: false });
         }
-        let raw_path = self.head.path.get(&self.rbuf[head_start..head_end]);
-        let decoded = raw_path.contains(&b'%');
-        if decoded && !decode_path_into(raw_path, &mut self.path_buf) {
+        let decoded = self.head.path_escaped;
+        if decoded
+            && !decode_path_into(
+                self.head.path.get(&self.rbuf[head_start..head_end]),
+                &mut self.path_buf,
+            )
+        {
             self.fail(io, ctx, Failure::BadPath)?;
             return Ok(Next::Close { linger: false });
         }
@@ -402,7 +410,7 @@ impl Conn {
             (true, Version::Http10) => ConnHeader::KeepAlive,
             (true, Version::Http11) => ConnHeader::None,
         };
-        let date = self.date.get(now_secs());
+        let date = self.date.get(self.now);
         encode_head(
             &mut self.wbuf,
             res,
