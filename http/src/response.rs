@@ -142,9 +142,13 @@ impl Response {
         self.buf.clear();
     }
 
-    /// Sets the status code (default 200).
+    /// Sets the status code (default 200); a code outside 100–999 becomes a 500.
     pub fn status(&mut self, code: u16) -> &mut Self {
-        self.status = code;
+        if (100..1000).contains(&code) {
+            self.status = code;
+        } else {
+            self.invalid = Some("status code outside 100-999");
+        }
         self
     }
 

@@ -234,7 +234,9 @@ impl ServerBuilder {
         let shared = Arc::new(Shared {
             cfg: ConnConfig {
                 limits: self.limits,
-                server: self.server_header.map(String::into_bytes),
+                server_line: self
+                    .server_header
+                    .map(|v| format!("Server: {v}\r\n").into_bytes()),
                 compression: self.compression,
             },
             handler: Box::new(handler),

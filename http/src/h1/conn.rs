@@ -52,7 +52,8 @@ const LINGER_BYTES: usize = 256 * 1024;
 /// Server-wide settings a connection needs.
 pub(crate) struct ConnConfig {
     pub limits: Limits,
-    pub server: Option<Vec<u8>>,
+    /// The whole `Server: ...\r\n` line, if any.
+    pub server_line: Option<Vec<u8>>,
     pub compression: Option<Compression>,
 }
 
@@ -415,7 +416,7 @@ impl Conn {
             &mut self.wbuf,
             res,
             date,
-            ctx.cfg.server.as_deref(),
+            ctx.cfg.server_line.as_deref(),
             length,
             conn,
         );
