@@ -361,6 +361,16 @@ fn at(buf: &[u8], i: usize) -> u8 {
     buf.get(i).copied().unwrap_or(b'\n')
 }
 
+/// The first index at or after `i` whose byte is not in `table` (`buf.len()` if none).
+#[inline]
+fn skip(buf: &[u8], i: usize, table: &[bool; 256]) -> usize {
+    let rest = buf.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&c| !table[c as usize])
+        .unwrap_or(rest.len())
+}
+
 /// If a line ends at `i` (LF, or CR LF), the index after the line ending.
 #[inline]
 fn line_end(buf: &[u8], i: usize) -> Option<usize> {
@@ -388,10 +398,7 @@ fn parse_request_line(
     limits: &Limits,
     head: &mut Head,
 ) -> Result<usize, Failure> {
-    let mut i = start;
-    while TOKEN[at(buf, i) as usize] {
-        i += 1;
-    }
+    let mut i = skip(buf, start, &TOKEN);
     let method_end = i;
     match at(buf, i) {
         b' ' if i > start => {}
@@ -406,16 +413,7 @@ fn parse_request_line(
         }
     }
     let t0 = i + 1;
-    i = t0;
-    let mut escaped = false;
-    loop {
-        let c = at(buf, i);
-        if !TARGET[c as usize] {
-            break;
-        }
-        escaped |= c == b'%';
-        i += 1;
-    }
+    i = skip(buf, t0, &TARGET);
     let t_end = i;
     match at(buf, i) {
         b' ' if i > t0 => {}
@@ -447,7 +445,7 @@ fn parse_request_line(
     head.method_span = Span::new(start, method_end);
     head.target = Span::new(t0, t_end);
     split_target(head.method, &buf[t0..t_end], t0, head)?;
-    head.path_escaped = escaped && head.path.get(buf).contains(&b'%');
+    head.path_escaped = memchr(b'%', head.path.get(buf)).is_some();
     Ok(nl + 1)
 }
 
@@ -516,10 +514,7 @@ fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     if matches!(at(buf, pos), b' ' | b'\t') {
         return Err(Failure::ObsFold);
     }
-    let mut i = pos;
-    while TOKEN[at(buf, i) as usize] {
-        i += 1;
-    }
+    let mut i = skip(buf, pos, &TOKEN);
     let name_end = i;
     match at(buf, i) {
         b':' if i > pos => {}
@@ -548,9 +543,7 @@ fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     }
     let v0 = i;
     // §2.2 and §5.5: no bare CR, no other control characters.
-    while VALUE[at(buf, i) as usize] {
-        i += 1;
-    }
+    i = skip(buf, v0, &VALUE);
     let Some(next) = line_end(buf, i) else {
         return Err(unexpected(
             buf,
