@@ -134,26 +134,36 @@ fn random_file(path: &Path, len: usize) -> io::Result<()> {
     out.flush()
 }
 
-/// Text-like data: words from a small vocabulary in a pseudo-random order (compresses ~3x).
+/// Text-like data: a 2048-word vocabulary of syllable words, drawn with a skew towards the
+/// first words (as in natural text), with numbers and line breaks mixed in.
 fn text(len: usize) -> Vec<u8> {
-    const WORDS: [&str; 16] = [
-        "moria", "fiber", "stream", "socket", "buffer", "chunked", "gzip", "deflate", "request",
-        "response", "header", "body", "the", "of", "and", "sendfile",
+    const SYLLABLES: [&str; 24] = [
+        "mo", "ri", "a", "fi", "ber", "stre", "am", "so", "ck", "et", "bu", "ff", "chu", "nk",
+        "gz", "ip", "de", "fla", "te", "re", "qu", "est", "bo", "dy",
     ];
-    let mut out = Vec::with_capacity(len + 16);
     let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    while out.len() < len {
+    let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
-        out.extend_from_slice(WORDS[(state % 16) as usize].as_bytes());
-        out.push(if state.is_multiple_of(11) {
-            b'\n'
-        } else {
-            b' '
-        });
-        if state.is_multiple_of(7) {
-            out.extend_from_slice(format!("{} ", state % 100_000).as_bytes());
+        state
+    };
+    let vocabulary: Vec<String> = (0..2048)
+        .map(|_| {
+            let syllables = 1 + next() % 4;
+            (0..syllables)
+                .map(|_| SYLLABLES[(next() % 24) as usize])
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::with_capacity(len + 64);
+    while out.len() < len {
+        let r = next();
+        let word = ((r % 2048) * ((r >> 16) % 2048)) / 2048;
+        out.extend_from_slice(vocabulary[word as usize].as_bytes());
+        out.push(if r.is_multiple_of(13) { b'\n' } else { b' ' });
+        if (r >> 32).is_multiple_of(17) {
+            out.extend_from_slice(format!("{} ", (r >> 40) % 100_000).as_bytes());
         }
     }
     out.truncate(len);
