@@ -7,7 +7,7 @@
 use std::io::{self, Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -38,12 +38,15 @@ struct Args {
     only: Option<String>,
 }
 
+/// One run's result: MB/s, and possibly a new note for the row.
+type Sample = (f64, Option<String>);
+
 /// One line of the table: a measurement repeated `runs` times, interleaved with the others of
 /// its group so a change in the machine's load hits every variant alike.
 struct Row {
     what: &'static str,
     variant: String,
-    run: Box<dyn FnMut() -> f64>,
+    run: Box<dyn FnMut() -> Sample>,
     speeds: Vec<f64>,
     cpu: Vec<f64>,
     note: String,
@@ -54,7 +57,17 @@ impl Row {
         what: &'static str,
         variant: String,
         note: String,
-        run: impl FnMut() -> f64 + 'static,
+        mut run: impl FnMut() -> f64 + 'static,
+    ) -> Row {
+        Self::noting(what, variant, note, move || (run(), None))
+    }
+
+    /// A row whose runs may also replace its note (with the output size they measured).
+    fn noting(
+        what: &'static str,
+        variant: String,
+        note: String,
+        run: impl FnMut() -> Sample + 'static,
     ) -> Row {
         Row {
             what,
@@ -90,12 +103,15 @@ fn run_group(rows: &mut Vec<Row>, runs: usize, bytes: u64, only: Option<&str>) {
         rows.retain(|r| r.what.contains(only) || r.variant.contains(only));
     }
     for row in rows.iter_mut() {
-        (row.run)();
+        let (_, note) = (row.run)();
+        if let Some(note) = note {
+            row.note = note;
+        }
     }
     for _ in 0..runs {
         for row in rows.iter_mut() {
             let before = cpu_time();
-            let speed = (row.run)();
+            let (speed, _) = (row.run)();
             let used = cpu_time() - before;
             row.speeds.push(speed);
             row.cpu
@@ -364,50 +380,69 @@ fn main() -> io::Result<()> {
     let text_path = Arc::new(dir.join("text.txt"));
     std::fs::write(&*text_path, &*data)?;
     let len = data.len() as u64;
-    let ratio = |size: u64| {
-        format!(
-            "{} MiB text → {:.1}%",
-            args.gzip_mib,
-            100.0 * size as f64 / len as f64
-        )
-    };
+    let gzip_mib = args.gzip_mib;
     let mut group = Vec::new();
     for level in [1u32, 6] {
         let ours = data.clone();
-        group.push(Row::new(
+        let ratio = move |size: u64| {
+            format!(
+                "{gzip_mib} MiB text → {:.1}%",
+                100.0 * size as f64 / len as f64
+            )
+        };
+        group.push(Row::noting(
             "gzip compress",
             format!("`CompressWriter`, level {level}"),
-            ratio(gzip_ours(&data, level).1),
-            move || gzip_ours(&ours, level).0,
+            String::new(),
+            move || {
+                let (speed, size) = gzip_ours(&ours, level);
+                (speed, Some(ratio(size)))
+            },
         ));
         let path = text_path.clone();
-        group.push(Row::new(
+        group.push(Row::noting(
             "gzip compress",
             format!("`gzip -{level} -c` command"),
-            ratio(gzip_cli(&text_path, len, level).1),
-            move || gzip_cli(&path, len, level).0,
+            String::new(),
+            move || {
+                let (speed, size) = gzip_cli(&path, len, level);
+                (speed, Some(ratio(size)))
+            },
         ));
     }
-    let mut wire = Vec::new();
-    let mut w = CompressWriter::new(Format::Gzip, &mut wire, Compression::new(6));
-    w.write_all(&data)?;
-    w.finish()?;
+    // The level-6 stream both decoders read, made on first use (a filtered run may skip it).
     let gz_path = Arc::new(dir.join("text.txt.gz"));
-    std::fs::write(&*gz_path, &wire)?;
-    let wire = Arc::new(wire);
+    let wire: Arc<OnceLock<Vec<u8>>> = Arc::new(OnceLock::new());
+    let prepare = {
+        let (wire, data, gz_path) = (wire.clone(), data.clone(), gz_path.clone());
+        move || -> Vec<u8> {
+            wire.get_or_init(|| {
+                let mut w = CompressWriter::new(Format::Gzip, Vec::new(), Compression::new(6));
+                w.write_all(&data).expect("compress");
+                let out = w.finish().expect("finish");
+                std::fs::write(&*gz_path, &out).expect("write .gz");
+                out
+            })
+            .clone()
+        }
+    };
     let note = format!("{} MiB text, level 6", args.gzip_mib);
+    let ours = prepare.clone();
     group.push(Row::new(
         "gzip decompress",
         "`DecompressReader`".into(),
         note.clone(),
-        move || gunzip_ours(&wire, len),
+        move || gunzip_ours(&ours(), len),
     ));
     let path = gz_path.clone();
     group.push(Row::new(
         "gzip decompress",
         "`gzip -dc` command".into(),
         note,
-        move || gunzip_cli(&path, len),
+        move || {
+            prepare();
+            gunzip_cli(&path, len)
+        },
     ));
     run_group(&mut group, runs, len, args.only.as_deref());
     table.extend(group);
