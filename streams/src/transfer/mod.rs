@@ -40,11 +40,18 @@ pub trait TransferExt: ZeroCopySource {
     {
         if let Some(raw) = sink.raw_sink()? {
             match self.origin() {
-                Some(Origin::File(file)) => return paths::send_file(file, raw, limit),
-                Some(Origin::Socket(source)) => return paths::splice_sockets(source, raw, limit),
+                Some(Origin::File(file)) => {
+                    log::debug!("transfer: sendfile, limit {limit:?}");
+                    return paths::send_file(file, raw, limit);
+                }
+                Some(Origin::Socket(source)) => {
+                    log::debug!("transfer: splice, limit {limit:?}");
+                    return paths::splice_sockets(source, raw, limit);
+                }
                 None => {}
             }
         }
+        log::debug!("transfer: buffered copy, limit {limit:?}");
         transfer(self, sink, limit)
     }
 }
