@@ -14,7 +14,7 @@
 //! | file | job |
 //! |---|---|
 //! | `copy.rs` | the buffered copy |
-//! | `zero_copy.rs` | the capability traits and their impls for runtime sockets, `File`, `BufStream` |
+//! | `zero_copy.rs` | the capability traits; impls for runtime sockets, `File`, `BufStream`, `Timeout` |
 //! | `paths.rs` | the sendfile and splice loops |
 //! | `sys.rs` | the raw syscalls |
 

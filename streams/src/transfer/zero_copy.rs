@@ -5,7 +5,8 @@ use std::os::unix::io::RawFd;
 
 use moria_runtime::net;
 
-use crate::{BufStream, File};
+use crate::timeout::SetWriteTimeout;
+use crate::{BufStream, File, Timeout};
 
 /// A socket that runs a non-blocking syscall on its descriptor, waiting for writability when
 /// the syscall returns `WouldBlock` (and honouring its write timeout).
@@ -103,3 +104,12 @@ impl<S: Read + ZeroCopySink> ZeroCopySink for BufStream<S> {
 
 impl ZeroCopySink for Vec<u8> {}
 impl ZeroCopySink for io::Sink {}
+
+impl<S: SetWriteTimeout + ZeroCopySink> ZeroCopySink for Timeout<S> {
+    /// The socket, with the write timeout (shortened by the idle deadline) applied to it, so the
+    /// zero-copy waits honour it too.
+    fn raw_sink(&mut self) -> io::Result<Option<&mut dyn RawSink>> {
+        self.arm_write()?;
+        self.get_mut().raw_sink()
+    }
+}
