@@ -11,18 +11,18 @@
 //! | [`limited`] | [`Limited`] (at most / exactly N bytes read), [`LimitedWriter`] |
 //! | [`compress`] | gzip / zlib / deflate encoders and bounded decoders, read and write side |
 //! | [`chunked`] | [`ChunkedReader`] / [`ChunkedWriter`]: HTTP/1.1 chunked coding, bounded |
-//! | [`file`] | [`File`], [`OpenOptions`]: files whose syscalls all run on the offload pool |
+//! | [`mod@file`] | [`File`], [`OpenOptions`]: files whose syscalls all run on the offload pool |
 //! | [`tee`] | [`TeeReader`] (reads copied to a writer), [`TeeWriter`] (writes to two writers) |
 //! | [`cat`] | [`Cat`]: readers read one after another |
 //! | [`duplex`] | [`Duplex`]: a reader and a writer as one stream |
 //! | [`counting`] | [`Counting`]: bytes read and written |
-//! | [`null`] | [`null()`], [`zero()`], [`zeros()`]: sinks and endless sources |
+//! | [`mod@null`] | [`null()`], [`zero()`], [`zeros()`]: sinks and endless sources |
 //! | [`notify`] | [`Notify`]: callbacks on EOF, error, flush, close |
 //! | [`progress`] | [`Progress`]: a callback every N bytes |
 //! | [`pacer`] | [`Pacer`]: the clock-free arithmetic of bandwidth limiting |
 //! | [`throttle`] | [`Throttle`]: bandwidth limit per direction, paced by [`Pacer`] |
-//! | [`pipe`] | [`pipe()`], [`duplex_pipe()`]: bounded in-memory pipes between fibers |
-//! | [`transfer`] | [`transfer()`] (buffered) and [`TransferExt`] (sendfile / splice fast paths) |
+//! | [`mod@pipe`] | [`pipe()`], [`duplex_pipe()`]: bounded in-memory pipes between fibers |
+//! | [`mod@transfer`] | [`transfer()`] (buffered) and [`TransferExt`] (sendfile / splice fast paths) |
 //! | [`timeout`] | [`Timeout`]: read, write and idle timeouts on sockets and pipes |
 
 #![warn(missing_docs)]

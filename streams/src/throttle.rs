@@ -62,7 +62,7 @@ fn paced(
     len: usize,
     op: impl FnOnce(usize) -> io::Result<usize>,
 ) -> io::Result<usize> {
-    let Some(pacer) = pacer else {
+    let Some(pacer) = pacer.filter(|_| len > 0) else {
         return op(len);
     };
     let n = op(len.min(pacer.quantum()))?;

@@ -103,6 +103,11 @@ impl<S> Timeout<S> {
         &self.inner
     }
 
+    /// The inner stream, mutably (traffic through it directly does not reset the idle timer).
+    pub fn get_mut(&mut self) -> &mut S {
+        &mut self.inner
+    }
+
     /// Gives back the inner stream (its socket timeouts stay as last set).
     pub fn into_inner(self) -> S {
         self.inner
@@ -164,13 +169,27 @@ impl<S: SetReadTimeout + Read> Read for Timeout<S> {
     }
 }
 
-impl<S: SetWriteTimeout + Write> Write for Timeout<S> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+impl<S: SetWriteTimeout> Timeout<S> {
+    /// Applies the write timeout for the next write; returns what limits it.
+    fn arm_write_for(&mut self) -> io::Result<Cause> {
         let (timeout, cause) = self.effective(self.write)?;
         if self.applied_write != Some(timeout) {
             self.inner.set_write_timeout(timeout)?;
             self.applied_write = Some(timeout);
         }
+        Ok(cause)
+    }
+
+    /// Applies the write timeout to the inner stream, for writes that bypass this wrapper
+    /// (zero-copy transfer); fails at once if the idle deadline has passed.
+    pub(crate) fn arm_write(&mut self) -> io::Result<()> {
+        self.arm_write_for().map(|_| ())
+    }
+}
+
+impl<S: SetWriteTimeout + Write> Write for Timeout<S> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let cause = self.arm_write_for()?;
         match self.inner.write(buf) {
             Ok(n) => {
                 if n > 0 {

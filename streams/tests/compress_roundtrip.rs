@@ -34,6 +34,9 @@ fn format_strategy() -> impl Strategy<Value = Format> {
 }
 
 proptest! {
+    // Compression in a debug build is slow; 64 cases per property keep the suite short.
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
     #[test]
     fn write_side_then_read_side(
         format in format_strategy(),

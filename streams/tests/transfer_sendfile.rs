@@ -195,3 +195,24 @@ fn writers_without_a_socket_get_the_buffered_copy() {
         5
     );
 }
+
+#[test]
+fn sendfile_keeps_working_under_bufstream_and_timeout() {
+    use moria_streams::Timeout;
+    let (file, expected) = pattern_file(3 << 20);
+    let path = file.path().to_path_buf();
+    let (addr, server) = serve_once(move |stream| {
+        let mut guarded = Timeout::new(stream);
+        guarded.set_write_timeout(Some(std::time::Duration::from_secs(30)));
+        let mut conn = BufStream::new(guarded);
+        conn.write_all(b"H").unwrap();
+        let mut source = File::open(&path).unwrap();
+        source.transfer_to(&mut conn, None).unwrap()
+    });
+    let mut client = std::net::TcpStream::connect(addr).unwrap();
+    let mut head = [0u8; 1];
+    client.read_exact(&mut head).unwrap();
+    let (len, hash) = drain_and_hash(client);
+    assert_eq!(server.join().unwrap(), 3 << 20);
+    assert_eq!((head[0], len, hash), (b'H', 3 << 20, expected));
+}

@@ -12,6 +12,25 @@
 //! compressed input is `InvalidData` ([`crate::Error::CorruptCompressed`]); errors of the inner
 //! stream pass through unchanged.
 
+/// The three flate2 codecs of one side behind one type.
+#[derive(Debug)]
+enum Codec<G, Z, D> {
+    Gzip(G),
+    Zlib(Z),
+    Deflate(D),
+}
+
+/// Runs the same expression on whichever codec a [`Codec`] holds.
+macro_rules! each {
+    ($codec:expr, $c:ident => $body:expr) => {
+        match $codec {
+            Codec::Gzip($c) => $body,
+            Codec::Zlib($c) => $body,
+            Codec::Deflate($c) => $body,
+        }
+    };
+}
+
 mod read;
 mod tagged;
 mod write;

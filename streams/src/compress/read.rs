@@ -6,26 +6,8 @@ use flate2::bufread;
 use flate2::Compression;
 
 use super::tagged::{codec_error, Tagged};
-use super::Format;
+use super::{Codec, Format};
 use crate::Error;
-
-/// The three flate2 read-side codecs behind one type.
-#[derive(Debug)]
-enum Codec<G, Z, D> {
-    Gzip(G),
-    Zlib(Z),
-    Deflate(D),
-}
-
-macro_rules! each {
-    ($codec:expr, $c:ident => $body:expr) => {
-        match $codec {
-            Codec::Gzip($c) => $body,
-            Codec::Zlib($c) => $body,
-            Codec::Deflate($c) => $body,
-        }
-    };
-}
 
 /// The read-side encoders.
 type Encoders<R> =

@@ -30,13 +30,18 @@ pub const MIN_READ_CHUNK: usize = 4 * 1024;
 /// Largest read chunk, and the most one read or write call moves in one job.
 pub const MAX_CHUNK: usize = 16 * 1024 * 1024;
 
-/// Where the handle is; see the module docs.
+/// Where the handle is; see the module docs. The vector is a scratch buffer kept between
+/// calls: its length is how much of it is initialised, so it is zeroed only when it grows.
 #[derive(Debug)]
 enum State {
-    /// The OS position is the logical position; the vector is spare capacity.
+    /// The OS position is the logical position.
     Idle(Vec<u8>),
-    /// `buf[pos..]` is read ahead: the logical position is the OS position minus its length.
-    ReadAhead(Vec<u8>, usize),
+    /// `buf[pos..end]` is read ahead: the logical position is the OS position minus its length.
+    ReadAhead {
+        buf: Vec<u8>,
+        pos: usize,
+        end: usize,
+    },
 }
 
 /// A file on disk whose syscalls all run on the offload pool; `Read + Write + Seek`.
@@ -151,7 +156,7 @@ impl File {
     pub(crate) fn give_back_read_ahead(&mut self) -> io::Result<()> {
         let unread = match &self.state {
             State::Idle(_) => return Ok(()),
-            State::ReadAhead(buf, pos) => buf.len() - pos,
+            State::ReadAhead { pos, end, .. } => end - pos,
         };
         if unread > 0 {
             let std = Arc::clone(&self.std);
@@ -161,13 +166,11 @@ impl File {
         Ok(())
     }
 
-    /// The buffer out of the state, empty, leaving an empty `Idle`.
+    /// The scratch buffer out of the state, leaving an empty `Idle`.
     fn take_buf(&mut self) -> Vec<u8> {
-        let mut buf = match std::mem::replace(&mut self.state, State::Idle(Vec::new())) {
-            State::Idle(buf) | State::ReadAhead(buf, _) => buf,
-        };
-        buf.clear();
-        buf
+        match std::mem::replace(&mut self.state, State::Idle(Vec::new())) {
+            State::Idle(buf) | State::ReadAhead { buf, .. } => buf,
+        }
     }
 }
 
@@ -186,29 +189,39 @@ impl Read for File {
         if buf.is_empty() {
             return Ok(0);
         }
-        if let State::ReadAhead(data, pos) = &mut self.state {
-            let n = buf.len().min(data.len() - *pos);
+        if let State::ReadAhead {
+            buf: data,
+            pos,
+            end,
+        } = &mut self.state
+        {
+            let n = buf.len().min(*end - *pos);
             buf[..n].copy_from_slice(&data[*pos..*pos + n]);
             *pos += n;
-            if *pos == data.len() {
-                let spare = self.take_buf();
-                self.state = State::Idle(spare);
+            if *pos == *end {
+                let scratch = self.take_buf();
+                self.state = State::Idle(scratch);
             }
             return Ok(n);
         }
         let want = buf.len().max(self.read_chunk).min(MAX_CHUNK);
         let mut data = self.take_buf();
-        let std = Arc::clone(&self.std);
-        let data = blocking_io(move || {
+        if data.len() < want {
             data.resize(want, 0);
-            let n = retry(|| (&*std).read(&mut data))?;
-            data.truncate(n);
-            Ok(data)
+        }
+        let std = Arc::clone(&self.std);
+        let (data, got) = blocking_io(move || {
+            let got = retry(|| (&*std).read(&mut data[..want]))?;
+            Ok((data, got))
         })?;
-        let n = buf.len().min(data.len());
+        let n = buf.len().min(got);
         buf[..n].copy_from_slice(&data[..n]);
-        self.state = if n < data.len() {
-            State::ReadAhead(data, n)
+        self.state = if n < got {
+            State::ReadAhead {
+                buf: data,
+                pos: n,
+                end: got,
+            }
         } else {
             State::Idle(data)
         };
@@ -224,6 +237,7 @@ impl Write for File {
         self.give_back_read_ahead()?;
         let n = buf.len().min(MAX_CHUNK);
         let mut data = self.take_buf();
+        data.clear();
         data.extend_from_slice(&buf[..n]);
         let std = Arc::clone(&self.std);
         let data = blocking_io(move || {
@@ -242,8 +256,8 @@ impl Write for File {
 impl Seek for File {
     fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
         let pos = match (pos, &self.state) {
-            (SeekFrom::Current(off), State::ReadAhead(buf, at)) => {
-                let unread = i64::try_from(buf.len() - at).unwrap_or(i64::MAX);
+            (SeekFrom::Current(off), State::ReadAhead { pos, end, .. }) => {
+                let unread = i64::try_from(end - pos).unwrap_or(i64::MAX);
                 let off = off.checked_sub(unread).ok_or_else(|| {
                     io::Error::new(io::ErrorKind::InvalidInput, "seek offset out of range")
                 })?;
