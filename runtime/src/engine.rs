@@ -1,6 +1,7 @@
 //! The one gate to the engine: every entry point calls `ensure()` before touching `may`.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 static CONFIGURED: AtomicBool = AtomicBool::new(false);
 
@@ -21,4 +22,41 @@ pub(crate) fn mark_configured() {
 #[inline]
 pub fn in_fiber() -> bool {
     may::coroutine::is_coroutine()
+}
+
+/// Converts a timeout for the engine, which keeps timeouts in whole milliseconds and treats 0
+/// as "no timeout": anything below 1 ms would wait forever, so round up to the next millisecond.
+#[inline]
+pub(crate) fn timeout(d: Duration) -> Duration {
+    let ms = d.as_nanos().div_ceil(1_000_000).max(1);
+    Duration::from_millis(u64::try_from(ms).unwrap_or(u64::MAX))
+}
+
+/// [`timeout`] for socket options; a zero timeout is refused as std does.
+pub(crate) fn socket_timeout(d: Option<Duration>) -> std::io::Result<Option<Duration>> {
+    match d {
+        Some(d) if d.is_zero() => Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "cannot set a 0 duration timeout",
+        )),
+        other => Ok(other.map(timeout)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn engine_timeouts_round_up_to_whole_milliseconds() {
+        assert_eq!(timeout(Duration::from_nanos(1)), Duration::from_millis(1));
+        assert_eq!(timeout(Duration::ZERO), Duration::from_millis(1));
+        assert_eq!(
+            timeout(Duration::from_micros(1500)),
+            Duration::from_millis(2)
+        );
+        assert_eq!(timeout(Duration::from_millis(7)), Duration::from_millis(7));
+        assert!(socket_timeout(Some(Duration::ZERO)).is_err());
+        assert_eq!(socket_timeout(None).unwrap(), None);
+    }
 }

@@ -35,14 +35,39 @@ where
 
 /// Why a fiber produced no value.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("fiber panicked: {message}")]
+#[error("{}", if *.stack_overflow { format!("fiber overflowed its stack: {message}") } else { format!("fiber panicked: {message}") })]
 pub struct JoinError {
     message: String,
+    stack_overflow: bool,
 }
 
 impl JoinError {
     pub(crate) fn from_message(message: String) -> Self {
-        JoinError { message }
+        JoinError {
+            message,
+            stack_overflow: false,
+        }
+    }
+
+    /// Builds the error from a fiber's panic payload, recognising the engine's overflow marker.
+    fn from_payload(payload: &(dyn std::any::Any + Send)) -> Self {
+        match payload.downcast_ref::<generator::Error>() {
+            Some(generator::Error::StackErr) => JoinError {
+                message: format!(
+                    "its frames were abandoned without unwinding (locks it held stay locked); \
+                     raise the stack size (Runtime::builder().stack_size, MORIA_STACK_SIZE; \
+                     now {} bytes)",
+                    crate::config::current_config().map_or(0, |c| c.stack_size)
+                ),
+                stack_overflow: true,
+            },
+            _ => JoinError::from_message(panic_message(payload)),
+        }
+    }
+
+    /// Whether the fiber died of a stack overflow (caught by the guard page).
+    pub fn is_stack_overflow(&self) -> bool {
+        self.stack_overflow
     }
 
     /// The panic message.
@@ -67,9 +92,9 @@ impl<T> fmt::Debug for JoinHandle<T> {
 impl<T> JoinHandle<T> {
     /// Waits for the fiber; its panic comes back as an error.
     pub fn join(self) -> Result<T, JoinError> {
-        self.inner.join().map_err(|payload| JoinError {
-            message: panic_message(&*payload),
-        })
+        self.inner
+            .join()
+            .map_err(|payload| JoinError::from_payload(&*payload))
     }
 
     /// Whether the fiber has finished.

@@ -25,8 +25,13 @@
 //!   wrap them in [`blocking`], or the worker and every socket it owns stall.
 //! - One fiber waits on a socket at a time: the types enforce it (`&mut self`, `split`).
 //! - Stack overflow: the guard page catches it and the engine prints `coroutine has overflowed
-//!   its stack` (or `stack overflow detected`) and exits with status 1; frames are not unwound.
-//!   Raise the stack with `Runtime::builder().stack_size(..)` or `MORIA_STACK_SIZE`.
+//!   its stack`. If the stack was used to its last word the process exits with status 1
+//!   (`stack overflow detected`); otherwise `join()` returns a [`JoinError`] with
+//!   `is_stack_overflow()`. Either way the fiber's frames are not unwound (locks they held stay
+//!   locked): treat it as fatal and raise the stack (`Runtime::builder().stack_size(..)`,
+//!   `MORIA_STACK_SIZE`; default 128 KiB).
+//! - Timeouts: the engine keeps them in whole milliseconds and reads 0 as "none"; Moria rounds
+//!   every timeout up to the next millisecond so a sub-millisecond wait cannot park forever.
 #![warn(missing_docs)]
 
 pub mod blocking;

@@ -140,7 +140,8 @@ impl TcpStream {
     /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
         engine::ensure();
-        may::net::TcpStream::connect_timeout(addr, timeout).map(|inner| TcpStream { inner })
+        may::net::TcpStream::connect_timeout(addr, engine::timeout(timeout))
+            .map(|inner| TcpStream { inner })
     }
 
     /// The remote address.
@@ -160,12 +161,14 @@ impl TcpStream {
 
     /// Read timeout; expiry is `TimedOut`. `None` waits forever.
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner.set_read_timeout(timeout)
+        self.inner
+            .set_read_timeout(engine::socket_timeout(timeout)?)
     }
 
     /// Write timeout; expiry is `TimedOut`. `None` waits forever.
     pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner.set_write_timeout(timeout)
+        self.inner
+            .set_write_timeout(engine::socket_timeout(timeout)?)
     }
 
     /// The read timeout in force.

@@ -53,12 +53,14 @@ impl UdpSocket {
 
     /// Read timeout; expiry is `TimedOut`.
     pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner.set_read_timeout(timeout)
+        self.inner
+            .set_read_timeout(engine::socket_timeout(timeout)?)
     }
 
     /// Write timeout; expiry is `TimedOut`.
     pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner.set_write_timeout(timeout)
+        self.inner
+            .set_write_timeout(engine::socket_timeout(timeout)?)
     }
 
     /// Allows sending to broadcast addresses.

@@ -8,6 +8,7 @@ use std::ops::{Deref, DerefMut};
 use std::sync::PoisonError;
 use std::time::Duration;
 
+use crate::engine;
 use crate::fiber::resume_on_worker;
 use crate::time::Deadline;
 
@@ -122,7 +123,7 @@ impl Condvar {
             .expect("nested condvar wait on one guard");
         let (g, result) = self
             .inner
-            .wait_timeout(g, timeout)
+            .wait_timeout(g, engine::timeout(timeout))
             .unwrap_or_else(PoisonError::into_inner);
         guard.inner = Some(g);
         if result.timed_out() {

@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::engine;
 use crate::fiber::resume_on_worker;
 
 /// A counting semaphore usable from fibers and plain threads.
@@ -37,7 +38,7 @@ impl Semaphore {
 
     /// Takes a permit, giving up after `timeout`; returns whether it got one.
     pub fn acquire_timeout(&self, timeout: Duration) -> bool {
-        let got = self.inner.wait_timeout(timeout);
+        let got = self.inner.wait_timeout(engine::timeout(timeout));
         if !got {
             resume_on_worker();
         }

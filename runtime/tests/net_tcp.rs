@@ -1,0 +1,140 @@
+//! TCP: busy ports, split halves in two fibers, timeouts, host-name connect, write_with.
+
+mod common;
+
+use std::io::{ErrorKind, Read, Write};
+use std::time::Duration;
+
+use moria_runtime::net::{ListenOptions, TcpListener, TcpStream};
+use moria_runtime::{spawn, Runtime, ShutdownToken};
+
+fn runtime() {
+    Runtime::builder().workers(2).build().expect("runtime");
+}
+
+#[test]
+fn binding_a_busy_port_gives_addr_in_use_unless_reuse_port_is_asked() {
+    runtime();
+    let first = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = first.local_addr().unwrap();
+    let err = TcpListener::bind(addr).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::AddrInUse);
+
+    let opts = ListenOptions {
+        reuse_port: true,
+        ..ListenOptions::default()
+    };
+    let a = TcpListener::bind_with("127.0.0.1:0", opts).unwrap();
+    let b = TcpListener::bind_with(a.local_addr().unwrap(), opts);
+    assert!(b.is_ok(), "both sockets asked for reuse-port");
+}
+
+#[test]
+fn split_halves_run_full_duplex_in_two_fibers() {
+    runtime();
+    let addr = common::echo_server(ShutdownToken::new());
+    let result = spawn(move || {
+        let stream = TcpStream::connect(addr).unwrap();
+        let (mut reader, mut writer) = stream.split().unwrap();
+        let payload: Vec<u8> = (0..4 * 1024 * 1024u32).map(|i| (i % 251) as u8).collect();
+        let expected = payload.clone();
+        // 4 MiB is far more than the socket buffers: only concurrent read and write finish.
+        let w = spawn(move || {
+            writer.write_all(&payload).unwrap();
+            writer.shutdown_write().unwrap();
+        });
+        let mut got = Vec::new();
+        reader.read_to_end(&mut got).unwrap();
+        w.join().unwrap();
+        got == expected
+    });
+    assert!(result.join().unwrap());
+}
+
+#[test]
+fn read_timeout_gives_timed_out_and_the_stream_stays_usable() {
+    runtime();
+    let addr = common::echo_server(ShutdownToken::new());
+    spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_read_timeout(Some(Duration::from_millis(20))).unwrap();
+        let mut buf = [0u8; 4];
+        let err = s.read(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut);
+        s.write_all(b"ping").unwrap();
+        s.read_exact(&mut buf).unwrap();
+        assert_eq!(&buf, b"ping");
+        assert!(s.set_read_timeout(Some(Duration::ZERO)).is_err());
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn connect_resolves_host_names_off_the_worker() {
+    runtime();
+    let addr = common::echo_server(ShutdownToken::new());
+    let port = addr.port();
+    spawn(move || {
+        let mut s = TcpStream::connect(format!("localhost:{port}")).unwrap();
+        s.write_all(b"hi").unwrap();
+        assert_eq!(common::read_n(&mut s, 2), b"hi");
+        let err = TcpStream::connect("no-such-host.invalid:80").unwrap_err();
+        assert_ne!(err.kind(), ErrorKind::TimedOut);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn accept_timeout_expires_with_timed_out() {
+    runtime();
+    let mut l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let err = spawn(move || l.accept_timeout(Duration::from_millis(20)).unwrap_err())
+        .join()
+        .unwrap();
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+    // From a plain thread too.
+    let mut l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let err = l.accept_timeout(Duration::from_millis(20)).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+}
+
+#[test]
+fn write_with_waits_for_room_and_honours_the_write_timeout() {
+    runtime();
+    // A server that never reads: the client's buffers fill and write_with must wait.
+    let mut l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let (hold_tx, hold_rx) = moria_runtime::sync::channel::<()>();
+    spawn(move || {
+        let (_conn, _) = l.accept().unwrap();
+        let _ = hold_rx.recv(); // keep the connection open, unread
+    });
+    let err = spawn(move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.set_write_timeout(Some(Duration::from_millis(50)))
+            .unwrap();
+        let chunk = [7u8; 65536];
+        loop {
+            // SAFETY: `chunk` is valid for its length; fd is the open socket.
+            let r = s.write_with(|fd| {
+                let n = unsafe {
+                    libc::send(fd, chunk.as_ptr().cast(), chunk.len(), libc::MSG_DONTWAIT)
+                };
+                if n < 0 {
+                    Err(std::io::Error::last_os_error())
+                } else {
+                    Ok(n as usize)
+                }
+            });
+            if let Err(e) = r {
+                break e;
+            }
+        }
+    })
+    .join()
+    .unwrap();
+    drop(hold_tx);
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+}

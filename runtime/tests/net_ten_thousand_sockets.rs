@@ -1,0 +1,48 @@
+//! 5,000 client fibers each hold a TCP connection to one of 5,000 server fibers (10,000 sockets
+//! in one process, all open at once) and complete an echo round trip.
+
+mod common;
+
+use std::io::Write;
+use std::sync::Arc;
+
+use moria_runtime::net::TcpStream;
+use moria_runtime::sync::WaitGroup;
+use moria_runtime::{spawn, stats, Runtime, ShutdownToken};
+
+const CLIENTS: usize = 5_000;
+
+#[test]
+fn five_thousand_connections_echo_at_once() {
+    Runtime::builder()
+        .workers(2)
+        .planned_fibers(2 * CLIENTS)
+        .build()
+        .expect("runtime");
+    let token = ShutdownToken::new();
+    let addr = common::echo_server(token.clone());
+    let all_connected = Arc::new(WaitGroup::new());
+    all_connected.add(CLIENTS);
+    let clients: Vec<_> = (0..CLIENTS)
+        .map(|i| {
+            let all_connected = all_connected.clone();
+            spawn(move || {
+                let mut s = TcpStream::connect(addr).expect("connect");
+                all_connected.done();
+                all_connected.wait(); // every socket is open before anyone talks
+                let msg = format!("client {i:05}");
+                s.write_all(msg.as_bytes()).expect("write");
+                let got = common::read_n(&mut s, msg.len());
+                got == msg.as_bytes()
+            })
+        })
+        .collect();
+    let ok = clients
+        .into_iter()
+        .filter_map(|c| c.join().ok())
+        .filter(|ok| *ok)
+        .count();
+    assert_eq!(ok, CLIENTS);
+    assert!(stats().fibers_spawned as usize >= 2 * CLIENTS);
+    token.trigger();
+}
