@@ -1,32 +1,22 @@
-//! The server: listeners (several addresses, optionally one SO_REUSEPORT listener per worker),
-//! one fiber per connection, a connection cap that pauses accepting, and graceful shutdown.
+//! [`ServerBuilder`]: listeners, limits and options, validated before anything is bound.
 
-use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
-use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
-use moria_runtime::net::{ListenOptions, TcpListener, TcpStream};
+use moria_runtime::net::{ListenOptions, TcpListener};
 use moria_runtime::sync::{Event, Reset};
 use moria_runtime::ShutdownToken;
 
+use super::accept::accept_loop;
+use super::{supervise, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
 use crate::error::{Error, Result};
-use crate::h1::conn::{self, ConnConfig, ConnCtx};
+use crate::h1::conn::ConnConfig;
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
-use crate::tls;
-use crate::tracker::{Registration, Tracker};
-
-/// Default `Server` header value.
-pub const DEFAULT_SERVER_HEADER: &str = "moria";
-/// Pause after a failed accept (e.g. out of descriptors) before trying again.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// After the grace period, how long to wait for aborted connections to wind down.
-const ABORT_WAIT: Duration = Duration::from_secs(5);
+use crate::tracker::Tracker;
 
 /// Configures and starts a [`Server`]; every setter documents its default.
 pub struct ServerBuilder {
@@ -289,165 +279,4 @@ fn bind_all(addr: &str, n: usize) -> Result<Vec<TcpListener>> {
         out.push(TcpListener::bind_with(real, opts).map_err(bind_err)?);
     }
     Ok(out)
-}
-
-/// What every connection of a server shares.
-struct Shared {
-    cfg: ConnConfig,
-    handler: Box<dyn Handler>,
-    tracker: Arc<Tracker>,
-    token: ShutdownToken,
-}
-
-/// A running server.
-pub struct Server {
-    addrs: Vec<SocketAddr>,
-    token: ShutdownToken,
-    done: Arc<Event>,
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("addrs", &self.addrs)
-            .finish()
-    }
-}
-
-impl Server {
-    /// A builder with every default.
-    pub fn builder() -> ServerBuilder {
-        ServerBuilder::default()
-    }
-
-    /// The bound addresses, in the order they were configured (real ports after port 0).
-    pub fn local_addrs(&self) -> &[SocketAddr] {
-        &self.addrs
-    }
-
-    /// The first bound address.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addrs[0]
-    }
-
-    /// Connections currently open.
-    pub fn connections(&self) -> usize {
-        self.shared.tracker.live()
-    }
-
-    /// The token that stops this server.
-    pub fn shutdown_token(&self) -> &ShutdownToken {
-        &self.token
-    }
-
-    /// Stops accepting, closes idle connections, lets in-flight requests finish (up to the
-    /// grace period, then aborts them), and returns when every connection is gone.
-    pub fn shutdown(&self) {
-        self.token.trigger();
-        self.wait();
-    }
-
-    /// Waits until the server has shut down (its token fired and connections drained).
-    pub fn wait(&self) {
-        self.done.wait();
-    }
-}
-
-fn supervise(shared: &Shared, grace: Duration, done: &Event) {
-    shared.token.wait();
-    let tracker = &shared.tracker;
-    log::info!("shutting down: {} connections open", tracker.live());
-    tracker.wake_idle();
-    if !tracker.wait_empty(grace) {
-        log::warn!(
-            "{} connections still busy after {grace:?}: aborting them",
-            tracker.live()
-        );
-        tracker.abort_all();
-        tracker.wait_empty(ABORT_WAIT);
-    }
-    done.set();
-}
-
-/// An accepted connection; the registration is declared first so it drops (deregisters)
-/// before the socket closes.
-struct Accepted {
-    reg: Registration,
-    stream: TcpStream,
-    peer: SocketAddr,
-}
-
-fn accept_loop(mut listener: TcpListener, tls: Option<Arc<TlsAcceptor>>, shared: Arc<Shared>) {
-    loop {
-        shared.tracker.acquire_slot();
-        let accepted = match listener.accept_until(&shared.token) {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                shared.tracker.release_slot();
-                return;
-            }
-            Err(e) => {
-                shared.tracker.release_slot();
-                log::warn!("accept failed: {e}");
-                moria_runtime::sleep(ACCEPT_BACKOFF);
-                continue;
-            }
-        };
-        let (stream, peer) = accepted;
-        let reg = shared.tracker.register(stream.as_raw_fd());
-        let conn = Accepted { reg, stream, peer };
-        let (s, tls) = (Arc::clone(&shared), tls.clone());
-        if let Err(e) = FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), &s)) {
-            log::error!("cannot start a connection fiber: {e}");
-        }
-    }
-}
-
-/// The TLS handshake, counted as idle time: a shutdown ends a handshake that is still waiting.
-fn handshake<'s>(
-    acceptor: &TlsAcceptor,
-    stream: &'s mut TcpStream,
-    idle: &AtomicBool,
-    token: &ShutdownToken,
-) -> std::io::Result<moria_crypto::TlsStream<&'s mut TcpStream>> {
-    idle.store(true, Ordering::SeqCst);
-    fence(Ordering::SeqCst);
-    if token.is_triggered() {
-        return Err(std::io::Error::other("shutting down"));
-    }
-    let r = tls::handshake(acceptor, stream);
-    idle.store(false, Ordering::SeqCst);
-    r
-}
-
-fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
-    if let Err(e) = conn.stream.set_nodelay(true) {
-        log::debug!("{}: set_nodelay: {e}", conn.peer);
-    }
-    let peer = conn.peer;
-    let mut ctx = ConnCtx {
-        cfg: &shared.cfg,
-        handler: &*shared.handler,
-        peer,
-        tls: None,
-        idle: &conn.reg.idle,
-        token: &shared.token,
-    };
-    let result = match tls {
-        None => conn::serve(&mut conn.stream, &ctx),
-        Some(acceptor) => {
-            match handshake(acceptor, &mut conn.stream, &conn.reg.idle, &shared.token) {
-                Ok(mut stream) => {
-                    let info = tls::info(&stream);
-                    ctx.tls = Some(&info);
-                    conn::serve(&mut stream, &ctx)
-                }
-                Err(e) => Err(e),
-            }
-        }
-    };
-    if let Err(e) = result {
-        log::debug!("{peer}: connection ended: {e}");
-    }
 }
