@@ -390,6 +390,16 @@ fn unexpected(buf: &[u8], i: usize, early_end: Failure, other: Failure) -> Failu
     }
 }
 
+/// The end of a non-empty run of `table` bytes from `from` that a single SP follows.
+fn element(buf: &[u8], from: usize, table: &[bool; 256], bad: Failure) -> Result<usize, Failure> {
+    let end = skip(buf, from, table);
+    match at(buf, end) {
+        b' ' if end > from => Ok(end),
+        b' ' => Err(Failure::BadRequestLine),
+        _ => Err(unexpected(buf, end, Failure::BadRequestLine, bad)),
+    }
+}
+
 /// `method SP request-target SP HTTP-version` (RFC 9112 §3), single spaces only, validated in
 /// one pass; returns where the field lines start.
 fn parse_request_line(
@@ -398,36 +408,10 @@ fn parse_request_line(
     limits: &Limits,
     head: &mut Head,
 ) -> Result<usize, Failure> {
-    let mut i = skip(buf, start, &TOKEN);
-    let method_end = i;
-    match at(buf, i) {
-        b' ' if i > start => {}
-        b' ' => return Err(Failure::BadRequestLine),
-        _ => {
-            return Err(unexpected(
-                buf,
-                i,
-                Failure::BadRequestLine,
-                Failure::BadMethod,
-            ))
-        }
-    }
-    let t0 = i + 1;
-    i = skip(buf, t0, &TARGET);
-    let t_end = i;
-    match at(buf, i) {
-        b' ' if i > t0 => {}
-        b' ' => return Err(Failure::BadRequestLine),
-        _ => {
-            return Err(unexpected(
-                buf,
-                i,
-                Failure::BadRequestLine,
-                Failure::BadTarget,
-            ))
-        }
-    }
-    let v0 = i + 1;
+    let method_end = element(buf, start, &TOKEN, Failure::BadMethod)?;
+    let t0 = method_end + 1;
+    let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
+    let v0 = t_end + 1;
     let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
         Some(k) => v0 + k,
         None => return Err(Failure::BadRequestLine),
