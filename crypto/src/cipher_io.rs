@@ -11,51 +11,80 @@ use crate::error::{Error, Result};
 /// Bytes transformed per inner write; the adapters' one scratch buffer has this size.
 pub const CHUNK_LEN: usize = 16 * 1024;
 
-fn poisoned() -> io::Error {
-    io::Error::other("cipher stream unusable after an earlier I/O error")
+/// The inner writer with the scratch buffer every adapter transforms into.
+#[derive(Debug)]
+struct Sink<W> {
+    inner: W,
+    buf: Vec<u8>,
+    poisoned: bool,
+}
+
+impl<W: Write> Sink<W> {
+    fn new(inner: W) -> Self {
+        Sink {
+            inner,
+            buf: vec![0u8; CHUNK_LEN],
+            poisoned: false,
+        }
+    }
+
+    /// Fails once an earlier inner write failed (the cipher state has moved past it).
+    fn usable(&self) -> io::Result<()> {
+        if self.poisoned {
+            Err(io::Error::other(
+                "cipher stream unusable after an earlier I/O error",
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Transforms up to [`CHUNK_LEN`] bytes of `data` and writes them all; returns how many.
+    fn put(
+        &mut self,
+        data: &[u8],
+        transform: impl FnOnce(&[u8], &mut [u8]) -> Result<()>,
+    ) -> io::Result<usize> {
+        self.usable()?;
+        let n = data.len().min(CHUNK_LEN);
+        transform(&data[..n], &mut self.buf[..n])?;
+        self.poisoned = true;
+        self.inner.write_all(&self.buf[..n])?;
+        self.poisoned = false;
+        Ok(n)
+    }
 }
 
 /// Encrypts (or decrypts: CTR is symmetric) everything written, into `W`.
 #[derive(Debug)]
 pub struct CtrWriter<W: Write> {
-    inner: W,
+    sink: Sink<W>,
     ctr: Ctr,
-    buf: Vec<u8>,
-    poisoned: bool,
 }
 
 impl<W: Write> CtrWriter<W> {
     /// Wraps `inner`, transforming with `ctr` from its current keystream position.
     pub fn new(ctr: Ctr, inner: W) -> Self {
         CtrWriter {
-            inner,
+            sink: Sink::new(inner),
             ctr,
-            buf: vec![0u8; CHUNK_LEN],
-            poisoned: false,
         }
     }
 
     /// Unwraps the inner writer.
     pub fn into_inner(self) -> W {
-        self.inner
+        self.sink.inner
     }
 }
 
 impl<W: Write> Write for CtrWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.poisoned {
-            return Err(poisoned());
-        }
-        let n = data.len().min(CHUNK_LEN);
-        self.ctr.apply_to(&data[..n], &mut self.buf[..n])?;
-        self.poisoned = true;
-        self.inner.write_all(&self.buf[..n])?;
-        self.poisoned = false;
-        Ok(n)
+        let ctr = &mut self.ctr;
+        self.sink.put(data, |input, out| ctr.apply_to(input, out))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.sink.inner.flush()
     }
 }
 
@@ -63,10 +92,8 @@ impl<W: Write> Write for CtrWriter<W> {
 /// receives `ciphertext || tag`, the same bytes as [`Aead::seal`].
 #[derive(Debug)]
 pub struct SealWriter<W: Write> {
-    inner: W,
+    sink: Sink<W>,
     aead: Aead,
-    buf: Vec<u8>,
-    poisoned: bool,
 }
 
 impl<W: Write> SealWriter<W> {
@@ -74,40 +101,30 @@ impl<W: Write> SealWriter<W> {
     pub fn new(mut aead: Aead, nonce: &[u8], aad: &[u8], inner: W) -> Result<Self> {
         aead.start_seal(nonce, aad)?;
         Ok(SealWriter {
-            inner,
+            sink: Sink::new(inner),
             aead,
-            buf: vec![0u8; CHUNK_LEN],
-            poisoned: false,
         })
     }
 
     /// Writes the tag, flushes, and returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
-        if self.poisoned {
-            return Err(poisoned().into());
-        }
+        self.sink.usable()?;
         let tag = self.aead.finish_seal()?;
-        self.inner.write_all(&tag)?;
-        self.inner.flush()?;
-        Ok(self.inner)
+        self.sink.inner.write_all(&tag)?;
+        self.sink.inner.flush()?;
+        Ok(self.sink.inner)
     }
 }
 
 impl<W: Write> Write for SealWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.poisoned {
-            return Err(poisoned());
-        }
-        let n = data.len().min(CHUNK_LEN);
-        self.aead.seal_update(&data[..n], &mut self.buf[..n])?;
-        self.poisoned = true;
-        self.inner.write_all(&self.buf[..n])?;
-        self.poisoned = false;
-        Ok(n)
+        let aead = &mut self.aead;
+        self.sink
+            .put(data, |input, out| aead.seal_update(input, out))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.sink.inner.flush()
     }
 }
 
@@ -116,12 +133,10 @@ impl<W: Write> Write for SealWriter<W> {
 /// trust it only once [`OpenWriter::finish`] returns `Ok` (write to a temporary place first).
 #[derive(Debug)]
 pub struct OpenWriter<W: Write> {
-    inner: W,
+    sink: Sink<W>,
     aead: Aead,
-    buf: Vec<u8>,
     held: [u8; TAG_LEN],
     held_len: usize,
-    poisoned: bool,
 }
 
 impl<W: Write> OpenWriter<W> {
@@ -129,21 +144,17 @@ impl<W: Write> OpenWriter<W> {
     pub fn new(mut aead: Aead, nonce: &[u8], aad: &[u8], inner: W) -> Result<Self> {
         aead.start_open(nonce, aad)?;
         Ok(OpenWriter {
-            inner,
+            sink: Sink::new(inner),
             aead,
-            buf: vec![0u8; CHUNK_LEN],
             held: [0u8; TAG_LEN],
             held_len: 0,
-            poisoned: false,
         })
     }
 
     /// Checks the tag: `Ok(inner)` if the whole message is authentic, [`Error::TagMismatch`]
     /// if not, [`Error::InvalidLength`] if fewer than [`TAG_LEN`] bytes were written.
     pub fn finish(mut self) -> Result<W> {
-        if self.poisoned {
-            return Err(poisoned().into());
-        }
+        self.sink.usable()?;
         if self.held_len < TAG_LEN {
             return Err(Error::InvalidLength {
                 what: "sealed stream",
@@ -152,17 +163,18 @@ impl<W: Write> OpenWriter<W> {
             });
         }
         self.aead.finish_open(&self.held)?;
-        self.inner.flush()?;
-        Ok(self.inner)
+        self.sink.inner.flush()?;
+        Ok(self.sink.inner)
     }
 
-    fn emit(&mut self, ciphertext: &[u8]) -> io::Result<()> {
-        for piece in ciphertext.chunks(CHUNK_LEN) {
-            let out = &mut self.buf[..piece.len()];
-            self.aead.open_update(piece, out)?;
-            self.poisoned = true;
-            self.inner.write_all(out)?;
-            self.poisoned = false;
+    /// Decrypts and writes all of `ciphertext`.
+    fn emit(&mut self, mut ciphertext: &[u8]) -> io::Result<()> {
+        while !ciphertext.is_empty() {
+            let aead = &mut self.aead;
+            let n = self
+                .sink
+                .put(ciphertext, |input, out| aead.open_update(input, out))?;
+            ciphertext = &ciphertext[n..];
         }
         Ok(())
     }
@@ -170,9 +182,7 @@ impl<W: Write> OpenWriter<W> {
 
 impl<W: Write> Write for OpenWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
-        if self.poisoned {
-            return Err(poisoned());
-        }
+        self.sink.usable()?;
         let total = self.held_len + data.len();
         let release = total.saturating_sub(TAG_LEN);
         let from_held = release.min(self.held_len);
@@ -191,7 +201,7 @@ impl<W: Write> Write for OpenWriter<W> {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
+        self.sink.inner.flush()
     }
 }
 

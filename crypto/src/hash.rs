@@ -183,6 +183,8 @@ impl fmt::Debug for Digest {
 pub struct Hasher {
     alg: HashAlg,
     ctx: MdCtx,
+    /// Whether data was fed since the last (re)initialisation.
+    fed: bool,
 }
 
 impl Hasher {
@@ -195,7 +197,11 @@ impl Hasher {
     pub fn with_alg(alg: HashAlg) -> Result<Self> {
         let mut ctx = MdCtx::new()?;
         ctx.digest_init(alg.md())?;
-        Ok(Hasher { alg, ctx })
+        Ok(Hasher {
+            alg,
+            ctx,
+            fed: false,
+        })
     }
 
     /// The algorithm this hasher computes.
@@ -205,6 +211,7 @@ impl Hasher {
 
     /// Feeds `data` into the hash.
     pub fn update(&mut self, data: &[u8]) -> Result<()> {
+        self.fed = true;
         self.ctx.digest_update(data)?;
         Ok(())
     }
@@ -214,12 +221,15 @@ impl Hasher {
         let mut bytes = [0u8; MAX_DIGEST_LEN];
         let len = self.ctx.digest_final(&mut bytes)?;
         self.ctx.digest_init(self.alg.md())?;
+        self.fed = false;
         Ok(Digest::new(bytes, len))
     }
 
     /// Hashes `data` alone (discarding anything fed before) and starts over.
     pub fn digest(&mut self, data: &[u8]) -> Result<Digest> {
-        self.ctx.digest_init(self.alg.md())?;
+        if self.fed {
+            self.ctx.digest_init(self.alg.md())?;
+        }
         self.update(data)?;
         self.finish()
     }
@@ -267,6 +277,12 @@ mod tests {
         h.update(b"abc").unwrap();
         assert_eq!(h.finish().unwrap(), first);
         assert_eq!(h.digest(b"abc").unwrap(), first);
+        h.update(b"junk").unwrap();
+        assert_eq!(
+            h.digest(b"abc").unwrap(),
+            first,
+            "digest discards earlier input"
+        );
     }
 
     #[test]

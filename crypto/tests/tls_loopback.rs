@@ -13,6 +13,18 @@ use common::{echo_server, expired_identity, pattern, round_trip, trusting};
 use moria_crypto::{Error, Identity, TlsAcceptor, TlsConnector};
 
 #[test]
+fn tls_types_move_between_fibers() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<TlsAcceptor>();
+    send_sync::<TlsConnector>();
+    send::<moria_crypto::TlsStream<moria_runtime::net::TcpStream>>();
+    send::<moria_crypto::Aead>();
+    send::<moria_crypto::Hmac>();
+    send::<moria_crypto::Hasher>();
+}
+
+#[test]
 fn echo_with_alpn_and_server_name() {
     let identity = Identity::self_signed(&["localhost"]).unwrap();
     let pem = identity.certificate_pem().unwrap();

@@ -2,9 +2,10 @@
 //! §12.5.3), above a minimum size, skipping already-compressed types, with
 //! `Vary: Accept-Encoding`.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 
 use flate2::write::{GzEncoder, ZlibEncoder};
+use moria_runtime::blocking_io;
 
 use crate::response::{has, Kind, Response};
 
@@ -12,6 +13,8 @@ use crate::response::{has, Kind, Response};
 pub const DEFAULT_MIN_SIZE: usize = 1024;
 /// Default compression level (1 = fastest, like nginx's default `gzip_comp_level`).
 pub const DEFAULT_LEVEL: u32 = 1;
+/// Most bytes one offloaded read of a compressing reader produces.
+const OFFLOAD_READ_MAX: usize = 64 * 1024;
 
 /// A content coding the server can apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,37 +169,88 @@ pub(crate) fn apply(
         Coding::Gzip => "gzip",
         Coding::Deflate => "deflate",
     };
+    // Encoders are built and run on the offload pool: their state is large (miniz builds
+    // ~160 KiB of tables, on the stack in debug builds), too large for a fiber stack.
     if matches!(res.body, Kind::Reader(..)) {
         if let Kind::Reader(r, _) = std::mem::replace(&mut res.body, Kind::Empty) {
-            res.body = match coding {
-                Coding::Gzip => {
-                    Kind::Reader(Box::new(flate2::read::GzEncoder::new(r, level)), None)
-                }
-                _ => Kind::Reader(Box::new(flate2::read::ZlibEncoder::new(r, level)), None),
-            };
+            let encoder = blocking_io(move || Ok(encoder(coding, r, level)))?;
+            res.body = Kind::Reader(
+                Box::new(OffloadedRead {
+                    inner: Some(encoder),
+                    buf: Vec::new(),
+                }),
+                None,
+            );
         }
     } else {
-        let body = res.memory_body().unwrap_or_default();
-        scratch.clear();
-        let out = std::mem::take(scratch);
-        let mut out = match coding {
-            Coding::Gzip => {
-                let mut e = GzEncoder::new(out, level);
-                e.write_all(body)?;
-                e.finish()?
-            }
-            _ => {
-                let mut e = ZlibEncoder::new(out, level);
-                e.write_all(body)?;
-                e.finish()?
-            }
+        let body: Vec<u8> = match std::mem::replace(&mut res.body, Kind::Empty) {
+            Kind::Static(s) => s.to_vec(),
+            Kind::Bytes(v) => v,
+            _ => std::mem::take(&mut res.buf),
         };
-        std::mem::swap(&mut res.buf, &mut out);
-        *scratch = out;
+        let out = std::mem::take(scratch);
+        let (out, body) = blocking_io(move || {
+            let mut out = out;
+            out.clear();
+            match coding {
+                Coding::Gzip => {
+                    let mut e = GzEncoder::new(out, level);
+                    e.write_all(&body)?;
+                    out = e.finish()?;
+                }
+                _ => {
+                    let mut e = ZlibEncoder::new(out, level);
+                    e.write_all(&body)?;
+                    out = e.finish()?;
+                }
+            }
+            Ok((out, body))
+        })?;
+        res.buf = out;
+        *scratch = body;
         res.body = Kind::Buffer;
     }
     res.header("Content-Encoding", name);
     Ok(())
+}
+
+/// A compressing reader over `r`.
+fn encoder(
+    coding: Coding,
+    r: Box<dyn Read + Send>,
+    level: flate2::Compression,
+) -> Box<dyn Read + Send> {
+    match coding {
+        Coding::Gzip => Box::new(flate2::read::GzEncoder::new(r, level)),
+        _ => Box::new(flate2::read::ZlibEncoder::new(r, level)),
+    }
+}
+
+/// A reader whose every read runs on the offload pool (for readers with large stack needs).
+struct OffloadedRead {
+    inner: Option<Box<dyn Read + Send>>,
+    buf: Vec<u8>,
+}
+
+impl Read for OffloadedRead {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let Some(mut inner) = self.inner.take() else {
+            return Err(io::Error::other(
+                "compressing reader lost after an offload failure",
+            ));
+        };
+        let mut buf = std::mem::take(&mut self.buf);
+        buf.resize(out.len().min(OFFLOAD_READ_MAX), 0);
+        let (inner, buf, n) = blocking_io(move || {
+            let n = inner.read(&mut buf);
+            Ok((inner, buf, n))
+        })?;
+        self.inner = Some(inner);
+        let n = n?;
+        out[..n].copy_from_slice(&buf[..n]);
+        self.buf = buf;
+        Ok(n)
+    }
 }
 
 #[cfg(test)]

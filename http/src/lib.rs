@@ -14,7 +14,8 @@
 //! - [`access_log`]: combined log format through `log`.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
-//! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile).
+//! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
+//!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
 #![warn(missing_docs)]
 
 pub mod access_log;
@@ -33,6 +34,7 @@ pub mod router;
 pub mod server;
 pub mod status;
 pub mod stream;
+mod tls;
 mod tls_info;
 mod tracker;
 mod transport;

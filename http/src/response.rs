@@ -2,8 +2,9 @@
 //! and a [`Body`] — bytes, a reader, a file (zero-copy path), or a streamed writer.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, Read, Write};
+
+use moria_streams::File;
 
 use crate::stream::Ranges;
 
@@ -38,7 +39,8 @@ impl Body {
         Body(Kind::Reader(Box::new(reader), len))
     }
 
-    /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP.
+    /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP (reads on the
+    /// offload pool otherwise).
     pub fn file(file: File, offset: u64, len: u64) -> Body {
         Body(Kind::File(file, offset, len))
     }
@@ -140,9 +142,13 @@ impl Response {
         self.buf.clear();
     }
 
-    /// Sets the status code (default 200).
+    /// Sets the status code (default 200); a code outside 100–999 becomes a 500.
     pub fn status(&mut self, code: u16) -> &mut Self {
-        self.status = code;
+        if (100..1000).contains(&code) {
+            self.status = code;
+        } else {
+            self.invalid = Some("status code outside 100-999");
+        }
         self
     }
 

@@ -1,10 +1,11 @@
 //! `respond_stream` (Mordor's respondStream): serves any seekable source of known size with
 //! HEAD, single and multiple byte ranges and If-Range; a file source keeps the zero-copy path.
 
-use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use moria_streams::File;
 
 use crate::limits::DEFAULT_MAX_RANGES;
 use crate::method::Method;

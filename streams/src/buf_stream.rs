@@ -200,6 +200,46 @@ mod tests {
         assert_eq!(s.write(b"").unwrap(), 0);
     }
 
+    /// Reads fail with ConnectionReset; writes fail with BrokenPipe after `room` bytes.
+    struct Failing {
+        room: usize,
+    }
+
+    impl Read for Failing {
+        fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+            Err(io::ErrorKind::ConnectionReset.into())
+        }
+    }
+
+    impl Write for Failing {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if self.room == 0 {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn errors_in_the_middle_reach_the_caller() {
+        let mut s = BufStream::with_capacities(16, 16, Failing { room: 4 });
+        s.write_all(b"0123456789").unwrap();
+        // The read must flush first; the flush fails part-way and says so.
+        let err = s.read(&mut [0; 4]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(s.write_buffer(), b"456789");
+        s.get_mut().room = usize::MAX;
+        let err = s.read(&mut [0; 4]).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionReset);
+        assert!(s.write_buffer().is_empty());
+        assert!(s.into_parts().is_ok());
+    }
+
     struct Duplex<R, W>(R, W);
     impl<R: Read, W> Read for Duplex<R, W> {
         fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {

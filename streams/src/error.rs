@@ -95,6 +95,9 @@ pub enum Error {
     /// A stream used again after an error that left it in an unknown state.
     #[error("{0}: stream unusable after an earlier error")]
     Poisoned(&'static str),
+    /// A read, write or idle timeout expired.
+    #[error("{0} timed out")]
+    TimedOut(&'static str),
     /// A value given to a constructor or builder that cannot work.
     #[error("invalid argument: {0}")]
     InvalidArgument(&'static str),
@@ -110,6 +113,7 @@ impl Error {
             | Error::InvalidArgument(_) => io::ErrorKind::InvalidInput,
             Error::ShortRead { .. } | Error::ChunkedTruncated(_) => io::ErrorKind::UnexpectedEof,
             Error::Poisoned(_) => io::ErrorKind::Other,
+            Error::TimedOut(_) => io::ErrorKind::TimedOut,
             _ => io::ErrorKind::InvalidData,
         }
     }

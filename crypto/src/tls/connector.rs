@@ -21,8 +21,9 @@ use crate::error::{Error, Result};
 /// Sessions kept for resumption per connector (one per host); the oldest is dropped beyond it.
 pub const MAX_CACHED_SESSIONS: usize = 256;
 
-/// Remembered sessions by host. The lock is only held inside OpenSSL callbacks and around a
-/// map lookup, never across a yield.
+/// Remembered sessions by host. A std mutex on purpose: `put` runs inside OpenSSL (the
+/// new-session callback, during `SSL_read`), where a fiber-parking lock could yield in the
+/// middle of an OpenSSL call; the lock is held only for a map operation.
 #[derive(Default)]
 struct SessionCache {
     by_host: Mutex<HashMap<String, (u64, SslSession)>>,

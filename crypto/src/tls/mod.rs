@@ -1,5 +1,31 @@
 //! TLS streams over any `Read + Write` transport: [`TlsAcceptor`], [`TlsConnector`],
 //! [`TlsStream`]. See the crate docs for how they stay correct inside migrating fibers.
+//!
+//! ```no_run
+//! use std::io::{Read, Write};
+//! use moria_crypto::{TlsAcceptor, TlsConnector};
+//! use moria_runtime::net::{TcpListener, TcpStream};
+//!
+//! // Server: a development certificate, then one TLS session per accepted socket.
+//! let acceptor = TlsAcceptor::builder(moria_crypto::Identity::self_signed(&["localhost"])?)
+//!     .alpn(&["http/1.1"])
+//!     .build()?;
+//! let mut listener = TcpListener::bind("127.0.0.1:8443")?;
+//! let (sock, _) = listener.accept()?;
+//! let mut tls = acceptor.accept(sock)?;
+//! let mut request = [0u8; 1024];
+//! let n = tls.read(&mut request)?;
+//! tls.write_all(&request[..n])?;
+//! tls.shutdown()?;
+//!
+//! // Client: system roots plus the development certificate; verifies "localhost".
+//! let connector = TlsConnector::builder()
+//!     .add_root_certificate_pem(&acceptor.certificate_pem()?)
+//!     .build()?;
+//! let mut tls = connector.connect("localhost", TcpStream::connect("127.0.0.1:8443")?)?;
+//! tls.write_all(b"hello")?;
+//! # Ok::<(), moria_crypto::Error>(())
+//! ```
 
 mod acceptor;
 mod connector;

@@ -16,7 +16,9 @@ use crate::error::{Error, Result};
 /// Largest plaintext handed to OpenSSL per `write` call: one TLS record.
 pub const MAX_WRITE_CHUNK: usize = 16 * 1024;
 
-/// A TLS session over the transport `S`; `Read + Write` like the transport itself.
+/// A TLS session over the transport `S`; `Read + Write` like the transport itself. Call
+/// [`TlsStream::shutdown`] to end it cleanly: dropping it closes without close_notify, which
+/// the peer sees as a truncation.
 pub struct TlsStream<S> {
     ssl: SslStream<MemIo>,
     sock: S,

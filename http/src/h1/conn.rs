@@ -2,33 +2,31 @@
 //! write all answers with one write, repeat. Buffers live as long as the connection; nothing is
 //! allocated per request on the plain path.
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use moria_runtime::ShutdownToken;
-use moria_streams::ChunkedWriter;
 
 use super::date::{now_secs, DateCache};
-use super::encode::{encode_head, ConnHeader, Length};
 use super::failure::Failure;
 use super::input::Input;
 use super::parse::{parse_head, Framing, Head};
 use super::scan::{HeadBounds, HeadScan};
-use crate::access_log;
 use crate::body::{BodyOutcome, RequestBody};
-use crate::compress::{self, Compression};
+use crate::compress::Compression;
 use crate::handler::Handler;
 use crate::limits::Limits;
 use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
-use crate::response::{respond_error, Kind, Response};
-use crate::status::is_bodyless;
+use crate::response::{respond_error, Response};
 use crate::tls_info::TlsInfo;
 use crate::transport::Transport;
+
+mod respond;
 
 /// Initial read buffer (grows up to the head limit when a head needs it).
 const INIT_READ_BUF: usize = 16 * 1024;
@@ -52,7 +50,8 @@ const LINGER_BYTES: usize = 256 * 1024;
 /// Server-wide settings a connection needs.
 pub(crate) struct ConnConfig {
     pub limits: Limits,
-    pub server: Option<Vec<u8>>,
+    /// The whole `Server: ...\r\n` line, if any.
+    pub server_line: Option<Vec<u8>>,
     pub compression: Option<Compression>,
 }
 
@@ -94,6 +93,8 @@ struct Conn {
     path_buf: String,
     read_timeout: Option<Duration>,
     head_deadline: Option<Instant>,
+    /// The clock (seconds) for the `Date` of this batch of answers.
+    now: u64,
 }
 
 impl Conn {
@@ -112,12 +113,14 @@ impl Conn {
             path_buf: String::new(),
             read_timeout: None,
             head_deadline: None,
+            now: 0,
         }
     }
 
     fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
         let limits = &ctx.cfg.limits;
         loop {
+            self.now = now_secs();
             while self.start < self.filled {
                 let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
                     Ok(Some(b)) => b,
@@ -130,7 +133,7 @@ impl Conn {
                     Next::Close { linger } => {
                         self.flush(io)?;
                         if linger {
-                            self.linger(io);
+                            self.linger(io, ctx);
                         }
                         return Ok(());
                     }
@@ -214,13 +217,19 @@ impl Conn {
         respond_error(&mut self.res, f.status());
         self.write_response(io, ctx, Version::Http11, false, false, None)?;
         self.flush(io)?;
-        self.linger(io);
+        self.linger(io, ctx);
         Ok(())
     }
 
     /// Half-closes, then discards what the client still sends (bounded in time and bytes).
-    fn linger<T: Transport>(&mut self, io: &mut T) {
+    /// The connection counts as idle meanwhile, so a shutdown ends the wait at once.
+    fn linger<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) {
         if io.shutdown_write().is_err() {
+            return;
+        }
+        ctx.idle.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if ctx.token.is_triggered() {
             return;
         }
         let deadline = Instant::now() + LINGER_TIME;
@@ -256,9 +265,13 @@ impl Conn {
             self.fail(io, ctx, f)?;
             return Ok(Next::Close { linger: false });
         }
-        let raw_path = self.head.path.get(&self.rbuf[head_start..head_end]);
-        let decoded = raw_path.contains(&b'%');
-        if decoded && !decode_path_into(raw_path, &mut self.path_buf) {
+        let decoded = self.head.path_escaped;
+        if decoded
+            && !decode_path_into(
+                self.head.path.get(&self.rbuf[head_start..head_end]),
+                &mut self.path_buf,
+            )
+        {
             self.fail(io, ctx, Failure::BadPath)?;
             return Ok(Next::Close { linger: false });
         }
@@ -359,159 +372,6 @@ impl Conn {
             },
         })
     }
-
-    /// Encodes and sends (or batches) the response; returns whether the connection stays open.
-    fn write_response<T: Transport>(
-        &mut self,
-        io: &mut T,
-        ctx: &ConnCtx<'_>,
-        version: Version,
-        is_head: bool,
-        mut keep: bool,
-        span: Option<(usize, usize)>,
-    ) -> io::Result<bool> {
-        if let (Some(c), Some((a, b))) = (&ctx.cfg.compression, span) {
-            let accept = find_field(&self.rbuf[a..b], &self.head, "accept-encoding");
-            compress::apply(c, accept, &mut self.res, &mut self.scratch)?;
-        }
-        let res = &mut self.res;
-        let length = if is_bodyless(res.status) {
-            Length::Bodyless
-        } else {
-            match &res.body {
-                Kind::Reader(_, Some(n)) | Kind::File(_, _, n) => Length::Known(*n),
-                Kind::Ranges(r) => Length::Known(r.len()),
-                Kind::Reader(_, None) | Kind::Stream(_) if version == Version::Http11 => {
-                    Length::Chunked
-                }
-                Kind::Reader(_, None) | Kind::Stream(_) => {
-                    keep = false;
-                    Length::Close
-                }
-                _ => Length::Known(res.memory_body().map_or(0, |b| b.len() as u64)),
-            }
-        };
-        let conn = match (keep, version) {
-            (false, _) => ConnHeader::Close,
-            (true, Version::Http10) => ConnHeader::KeepAlive,
-            (true, Version::Http11) => ConnHeader::None,
-        };
-        let date = self.date.get(now_secs());
-        encode_head(
-            &mut self.wbuf,
-            res,
-            date,
-            ctx.cfg.server.as_deref(),
-            length,
-            conn,
-        );
-        let status = res.status;
-        let body = std::mem::replace(&mut res.body, Kind::Empty);
-        if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
-            let bytes = match length {
-                Length::Known(n) if !is_head => Some(n),
-                _ => None,
-            };
-            self.log_access(ctx, a, b, status, bytes);
-        }
-        if is_head || length == Length::Bodyless {
-            return self.after_write(io, keep);
-        }
-        match body {
-            Kind::Empty => {}
-            Kind::Static(b) => self.write_memory(io, b)?,
-            Kind::Bytes(v) => self.write_memory(io, &v)?,
-            Kind::Buffer => {
-                let buf = std::mem::take(&mut self.res.buf);
-                let r = self.write_memory(io, &buf);
-                self.res.buf = buf;
-                r?;
-            }
-            Kind::Reader(r, Some(n)) => {
-                self.flush(io)?;
-                let copied = io::copy(&mut r.take(n), io)?;
-                if copied != n {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "body reader shorter than its length",
-                    ));
-                }
-            }
-            Kind::Reader(mut r, None) => {
-                self.flush(io)?;
-                if length == Length::Chunked {
-                    let mut w = ChunkedWriter::new(&mut *io);
-                    io::copy(&mut r, &mut w)?;
-                    w.finish()?;
-                } else {
-                    io::copy(&mut r, io)?;
-                }
-            }
-            Kind::File(f, offset, len) => {
-                self.flush(io)?;
-                io.send_file(&f, offset, len)?;
-            }
-            Kind::Stream(f) => {
-                self.flush(io)?;
-                if length == Length::Chunked {
-                    let mut w = BufWriter::with_capacity(STREAM_BUF, ChunkedWriter::new(&mut *io));
-                    f(&mut w)?;
-                    w.into_inner()
-                        .map_err(io::IntoInnerError::into_error)?
-                        .finish()?;
-                } else {
-                    let mut w = BufWriter::with_capacity(STREAM_BUF, &mut *io);
-                    f(&mut w)?;
-                    w.flush()?;
-                }
-            }
-            Kind::Ranges(r) => {
-                self.flush(io)?;
-                r.write_to(io)?;
-            }
-        }
-        self.after_write(io, keep)
-    }
-
-    fn after_write<T: Transport>(&mut self, io: &mut T, keep: bool) -> io::Result<bool> {
-        if self.wbuf.len() >= WRITE_FLUSH_AT {
-            self.flush(io)?;
-        }
-        Ok(keep)
-    }
-
-    fn write_memory<T: Transport>(&mut self, io: &mut T, body: &[u8]) -> io::Result<()> {
-        if body.len() <= INLINE_BODY_MAX {
-            self.wbuf.extend_from_slice(body);
-            return Ok(());
-        }
-        self.flush(io)?;
-        io.write_all(body)
-    }
-
-    fn log_access(&self, ctx: &ConnCtx<'_>, a: usize, b: usize, status: u16, bytes: Option<u64>) {
-        let raw = &self.rbuf[a..b];
-        let h = &self.head;
-        let field = |name: &str| find_field(raw, h, name);
-        access_log::log(&access_log::Entry {
-            peer: ctx.peer,
-            method: h.method_span.get(raw),
-            target: h.target.get(raw),
-            version: h.version.as_str(),
-            status,
-            bytes,
-            referer: field("referer"),
-            user_agent: field("user-agent"),
-        });
-    }
-}
-
-/// The first value of header `name` in a parsed head.
-fn find_field<'a>(raw: &'a [u8], head: &Head, name: &str) -> Option<&'a [u8]> {
-    head.fields
-        .iter()
-        .find(|(n, _)| n.get(raw).eq_ignore_ascii_case(name.as_bytes()))
-        .map(|(_, v)| v.get(raw))
 }
 
 fn is_timeout(e: &io::Error) -> bool {

@@ -28,31 +28,38 @@ pub(crate) enum ConnHeader {
     Close,
 }
 
+/// Room reserved up front for the status line and the server's own header lines.
+const HEAD_RESERVE: usize = 160;
+
 /// Appends the status line and header section of `res` to `out`.
 pub(crate) fn encode_head(
     out: &mut Vec<u8>,
     res: &Response,
     date: &[u8; DATE_LEN],
-    server: Option<&[u8]>,
+    server_line: Option<&[u8]>,
     length: Length,
     conn: ConnHeader,
 ) {
+    out.reserve(HEAD_RESERVE + res.headers.len());
     match (res.status, res.reason) {
         (200, None) => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
         (code, reason) => {
+            // `Response::status` keeps codes within 100..=999: always three digits.
+            let digits = [
+                b'0' + (code / 100 % 10) as u8,
+                b'0' + (code / 10 % 10) as u8,
+                b'0' + (code % 10) as u8,
+            ];
             out.extend_from_slice(b"HTTP/1.1 ");
-            let mut b = itoa::Buffer::new();
-            out.extend_from_slice(b.format(code).as_bytes());
+            out.extend_from_slice(&digits);
             out.push(b' ');
             out.extend_from_slice(reason.unwrap_or_else(|| status::reason(code)).as_bytes());
             out.extend_from_slice(b"\r\n");
         }
     }
-    if let Some(s) = server {
+    if let Some(line) = server_line {
         if !res.has(has::SERVER) {
-            out.extend_from_slice(b"Server: ");
-            out.extend_from_slice(s);
-            out.extend_from_slice(b"\r\n");
+            out.extend_from_slice(line);
         }
     }
     if !res.has(has::DATE) {
@@ -94,7 +101,7 @@ mod tests {
             &mut out,
             &r,
             DATE,
-            Some(b"M"),
+            Some(b"Server: M\r\n"),
             Length::Known(13),
             ConnHeader::None,
         );
@@ -127,7 +134,7 @@ mod tests {
             &mut out,
             &r,
             DATE,
-            Some(b"M"),
+            Some(b"Server: M\r\n"),
             Length::Bodyless,
             ConnHeader::None,
         );

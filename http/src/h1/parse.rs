@@ -32,11 +32,6 @@ impl Span {
     pub(crate) fn get<'a>(&self, buf: &'a [u8]) -> &'a [u8] {
         &buf[self.start as usize..self.end as usize]
     }
-
-    /// Whether the span is empty.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.start == self.end
-    }
 }
 
 /// How the request body is delimited.
@@ -63,6 +58,8 @@ pub(crate) struct Head {
     pub path: Span,
     /// The query after `?`, if any.
     pub query: Option<Span>,
+    /// Whether the path holds a `%` escape (and needs decoding).
+    pub path_escaped: bool,
     /// The version.
     pub version: Version,
     /// Field lines: name and trimmed value.
@@ -83,6 +80,7 @@ impl Default for Head {
             target: Span::default(),
             path: Span::default(),
             query: None,
+            path_escaped: false,
             version: Version::Http11,
             fields: Vec::with_capacity(16),
             framing: Framing::Empty,
@@ -186,9 +184,7 @@ pub(crate) fn parse_head(
     head.fields.clear();
     head.query = None;
     head.expect_continue = false;
-    let mut pos = start;
-    let line = next_line(buf, &mut pos)?;
-    parse_request_line(buf, line, limits, head)?;
+    let mut pos = parse_request_line(buf, start, limits, head)?;
 
     let mut content_length: Option<u64> = None;
     let mut te = TeState::default();
@@ -196,11 +192,11 @@ pub(crate) fn parse_head(
     let mut close = false;
     let mut keep_alive = false;
     loop {
-        let line = next_line(buf, &mut pos)?;
-        if line.is_empty() {
+        if line_end(buf, pos).is_some() {
             break;
         }
-        let (name, value) = parse_field(buf, line)?;
+        let (name, value, next) = parse_field(buf, pos)?;
+        pos = next;
         if head.fields.len() == limits.max_headers {
             return Err(Failure::TooManyHeaders);
         }
@@ -358,65 +354,83 @@ fn trim(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// The next line from `pos` without its line ending; the scanner guarantees one exists.
-fn next_line(buf: &[u8], pos: &mut usize) -> Result<Span, Failure> {
-    let start = *pos;
-    let nl = match memchr(b'\n', &buf[start..]) {
-        Some(i) => start + i,
+/// The byte at `i`; past the end, LF (the scanner guarantees the head ends with an empty line,
+/// and this keeps any other input from reading out of bounds).
+#[inline]
+fn at(buf: &[u8], i: usize) -> u8 {
+    buf.get(i).copied().unwrap_or(b'\n')
+}
+
+/// The first index at or after `i` whose byte is not in `table` (`buf.len()` if none).
+#[inline]
+fn skip(buf: &[u8], i: usize, table: &[bool; 256]) -> usize {
+    let rest = buf.get(i..).unwrap_or_default();
+    i + rest
+        .iter()
+        .position(|&c| !table[c as usize])
+        .unwrap_or(rest.len())
+}
+
+/// If a line ends at `i` (LF, or CR LF), the index after the line ending.
+#[inline]
+fn line_end(buf: &[u8], i: usize) -> Option<usize> {
+    match at(buf, i) {
+        b'\n' => Some(i + 1),
+        b'\r' if at(buf, i + 1) == b'\n' => Some(i + 2),
+        _ => None,
+    }
+}
+
+/// The failure for an unexpected byte at `i`: a bare CR (§2.2), an early line end, or another.
+fn unexpected(buf: &[u8], i: usize, early_end: Failure, other: Failure) -> Failure {
+    match at(buf, i) {
+        b'\r' if at(buf, i + 1) != b'\n' => Failure::BareCr,
+        b'\r' | b'\n' => early_end,
+        _ => other,
+    }
+}
+
+/// The end of a non-empty run of `table` bytes from `from` that a single SP follows.
+fn element(buf: &[u8], from: usize, table: &[bool; 256], bad: Failure) -> Result<usize, Failure> {
+    let end = skip(buf, from, table);
+    match at(buf, end) {
+        b' ' if end > from => Ok(end),
+        b' ' => Err(Failure::BadRequestLine),
+        _ => Err(unexpected(buf, end, Failure::BadRequestLine, bad)),
+    }
+}
+
+/// `method SP request-target SP HTTP-version` (RFC 9112 §3), single spaces only, validated in
+/// one pass; returns where the field lines start.
+fn parse_request_line(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<usize, Failure> {
+    let method_end = element(buf, start, &TOKEN, Failure::BadMethod)?;
+    let t0 = method_end + 1;
+    let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
+    let v0 = t_end + 1;
+    let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
+        Some(k) => v0 + k,
         None => return Err(Failure::BadRequestLine),
     };
-    *pos = nl + 1;
-    let end = if nl > start && buf[nl - 1] == b'\r' {
+    let v_end = if nl > v0 && buf[nl - 1] == b'\r' {
         nl - 1
     } else {
         nl
     };
-    Ok(Span::new(start, end))
-}
-
-/// `method SP request-target SP HTTP-version` (RFC 9112 §3), single spaces only.
-fn parse_request_line(
-    buf: &[u8],
-    line: Span,
-    limits: &Limits,
-    head: &mut Head,
-) -> Result<(), Failure> {
-    let l = line.get(buf);
-    if l.len() > limits.max_request_line {
+    if v_end - start > limits.max_request_line {
         return Err(Failure::RequestLineTooLong);
     }
-    let base = line.start as usize;
-    let sp1 = memchr(b' ', l).ok_or(Failure::BadRequestLine)?;
-    let method = &l[..sp1];
-    if method.is_empty() {
-        return Err(Failure::BadRequestLine);
-    }
-    if let Some(&c) = method.iter().find(|&&c| !TOKEN[c as usize]) {
-        return Err(if c == b'\r' {
-            Failure::BareCr
-        } else {
-            Failure::BadMethod
-        });
-    }
-    let rest = &l[sp1 + 1..];
-    let sp2 = memchr(b' ', rest).ok_or(Failure::BadRequestLine)?;
-    let target = &rest[..sp2];
-    if target.is_empty() {
-        return Err(Failure::BadRequestLine);
-    }
-    if let Some(&c) = target.iter().find(|&&c| !TARGET[c as usize]) {
-        return Err(if c == b'\r' {
-            Failure::BareCr
-        } else {
-            Failure::BadTarget
-        });
-    }
-    head.version = parse_version(&rest[sp2 + 1..])?;
-    head.method = Method::from_bytes(method);
-    head.method_span = Span::new(base, base + sp1);
-    let t0 = base + sp1 + 1;
-    head.target = Span::new(t0, t0 + sp2);
-    split_target(head.method, target, t0, head)
+    head.version = parse_version(&buf[v0..v_end])?;
+    head.method = Method::from_bytes(&buf[start..method_end]);
+    head.method_span = Span::new(start, method_end);
+    head.target = Span::new(t0, t_end);
+    split_target(head.method, &buf[t0..t_end], t0, head)?;
+    head.path_escaped = memchr(b'%', head.path.get(buf)).is_some();
+    Ok(nl + 1)
 }
 
 /// Locates the path and query of the target's form (RFC 9112 §3.2).
@@ -477,54 +491,56 @@ fn parse_version(v: &[u8]) -> Result<Version, Failure> {
     }
 }
 
-/// `field-name ":" OWS field-value OWS` (RFC 9112 §5).
-fn parse_field(buf: &[u8], line: Span) -> Result<(Span, Span), Failure> {
-    let l = line.get(buf);
-    let base = line.start as usize;
+/// `field-name ":" OWS field-value OWS` (RFC 9112 §5) at `pos`, validated in one pass;
+/// returns the name, the trimmed value and where the next line starts.
+fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     // §5.2: obsolete line folding (a line starting with whitespace) is rejected.
-    if matches!(l.first(), Some(b' ' | b'\t')) {
+    if matches!(at(buf, pos), b' ' | b'\t') {
         return Err(Failure::ObsFold);
     }
-    let colon = memchr(b':', l).ok_or(if l.contains(&b'\r') {
-        Failure::BareCr
-    } else {
-        Failure::BadHeaderName
-    })?;
-    let name = &l[..colon];
-    if name.is_empty() {
-        return Err(Failure::BadHeaderName);
+    let mut i = skip(buf, pos, &TOKEN);
+    let name_end = i;
+    match at(buf, i) {
+        b':' if i > pos => {}
+        // §5.1: no whitespace between the field name and the colon.
+        b' ' | b'\t' => {
+            while matches!(at(buf, i), b' ' | b'\t') {
+                i += 1;
+            }
+            return Err(match at(buf, i) {
+                b':' if name_end > pos => Failure::WhitespaceBeforeColon,
+                _ => Failure::BadHeaderName,
+            });
+        }
+        _ => {
+            return Err(unexpected(
+                buf,
+                i,
+                Failure::BadHeaderName,
+                Failure::BadHeaderName,
+            ))
+        }
     }
-    // §5.1: no whitespace between the field name and the colon.
-    if matches!(name.last(), Some(b' ' | b'\t')) {
-        return Err(Failure::WhitespaceBeforeColon);
+    i += 1;
+    while matches!(at(buf, i), b' ' | b'\t') {
+        i += 1;
     }
-    if let Some(&c) = name.iter().find(|&&c| !TOKEN[c as usize]) {
-        return Err(if c == b'\r' {
-            Failure::BareCr
-        } else {
-            Failure::BadHeaderName
-        });
-    }
-    let mut vs = colon + 1;
-    let mut ve = l.len();
-    while vs < ve && matches!(l[vs], b' ' | b'\t') {
-        vs += 1;
-    }
-    while ve > vs && matches!(l[ve - 1], b' ' | b'\t') {
-        ve -= 1;
-    }
+    let v0 = i;
     // §2.2 and §5.5: no bare CR, no other control characters.
-    if let Some(&c) = l[vs..ve].iter().find(|&&c| !VALUE[c as usize]) {
-        return Err(if c == b'\r' {
-            Failure::BareCr
-        } else {
-            Failure::BadHeaderValue
-        });
+    i = skip(buf, v0, &VALUE);
+    let Some(next) = line_end(buf, i) else {
+        return Err(unexpected(
+            buf,
+            i,
+            Failure::BadHeaderValue,
+            Failure::BadHeaderValue,
+        ));
+    };
+    let mut v_end = i;
+    while v_end > v0 && matches!(buf[v_end - 1], b' ' | b'\t') {
+        v_end -= 1;
     }
-    Ok((
-        Span::new(base, base + colon),
-        Span::new(base + vs, base + ve),
-    ))
+    Ok((Span::new(pos, name_end), Span::new(v0, v_end), next))
 }
 
 #[cfg(test)]

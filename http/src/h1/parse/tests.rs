@@ -155,7 +155,8 @@ fn absolute_form_target() {
     assert_eq!(h.path.get(raw), b"/x/y");
     assert_eq!(h.query.unwrap().get(raw), b"q");
     let raw = b"GET http://example.com HTTP/1.1\r\nHost: example.com\r\n\r\n";
-    assert!(parse(raw).unwrap().path.is_empty());
+    let p = parse(raw).unwrap().path;
+    assert_eq!(p.start, p.end);
 }
 
 #[test]
@@ -352,4 +353,74 @@ fn head_is_reusable() {
     assert!(!head.expect_continue);
     assert_eq!(head.framing, Framing::Empty);
     assert!(head.query.is_none());
+}
+
+mod fuzz {
+    //! Arbitrary bytes never panic the scanner or the parser (the fuzz target, on stable).
+    use super::*;
+    use proptest::prelude::*;
+
+    fn run(raw: &[u8], limits: &Limits) {
+        let mut scan = HeadScan::default();
+        // Feed in two pieces, as a socket would.
+        let cut = raw.len() / 2;
+        let _ = scan.scan(&raw[..cut], limits);
+        if let Ok(Some(b)) = scan.scan(raw, limits) {
+            let mut head = Head::default();
+            if parse_head(&raw[..b.end], b.start, limits, &mut head).is_ok() {
+                // Every span of a successful parse lies inside the head.
+                for (n, v) in &head.fields {
+                    assert!(n.end as usize <= b.end && v.end as usize <= b.end);
+                }
+                assert!(head.target.end as usize <= b.end);
+            }
+        }
+    }
+
+    fn small_limits() -> Limits {
+        Limits {
+            max_request_line: 64,
+            max_head: 256,
+            max_headers: 4,
+            max_body: 1000,
+            ..Limits::default()
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(raw in proptest::collection::vec(any::<u8>(), 0..600)) {
+            run(&raw, &Limits::default());
+            run(&raw, &small_limits());
+        }
+
+        #[test]
+        fn mutated_requests_never_panic(
+            flips in proptest::collection::vec((0usize..200, any::<u8>()), 0..8),
+            cut in 0usize..200,
+        ) {
+            let mut raw = b"POST /a/b?c=d HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n".to_vec();
+            for (i, b) in flips {
+                let i = i % raw.len();
+                raw[i] = b;
+            }
+            raw.truncate(cut.max(1).min(raw.len()));
+            run(&raw, &Limits::default());
+            run(&raw, &small_limits());
+        }
+
+        #[test]
+        fn header_soup_never_panics(lines in proptest::collection::vec("[ -~\t\r\n:]{0,40}", 0..12)) {
+            let mut raw = b"GET / HTTP/1.1\r\n".to_vec();
+            for l in lines {
+                raw.extend_from_slice(l.as_bytes());
+                raw.extend_from_slice(b"\r\n");
+            }
+            raw.extend_from_slice(b"\r\n");
+            run(&raw, &Limits::default());
+            run(&raw, &small_limits());
+        }
+    }
 }

@@ -1,33 +1,26 @@
-//! The server: listeners (several addresses, optionally one SO_REUSEPORT listener per worker),
-//! one fiber per connection, a connection cap that pauses accepting, and graceful shutdown.
+//! [`ServerBuilder`]: listeners, limits and options, validated before anything is bound.
 
-use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
+use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
-use moria_runtime::net::{ListenOptions, TcpListener, TcpStream};
+use moria_runtime::net::{ListenOptions, TcpListener};
 use moria_runtime::sync::{Event, Reset};
 use moria_runtime::ShutdownToken;
 
+use super::accept::accept_loop;
+use super::{supervise, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
 use crate::error::{Error, Result};
-use crate::h1::conn::{self, ConnConfig, ConnCtx};
+use crate::h1::conn::ConnConfig;
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
-use crate::tracker::{Registration, Tracker};
-
-/// Default `Server` header value.
-pub const DEFAULT_SERVER_HEADER: &str = "moria";
-/// Pause after a failed accept (e.g. out of descriptors) before trying again.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
-/// After the grace period, how long to wait for aborted connections to wind down.
-const ABORT_WAIT: Duration = Duration::from_secs(5);
+use crate::tracker::Tracker;
 
 /// Configures and starts a [`Server`]; every setter documents its default.
 pub struct ServerBuilder {
-    addrs: Vec<String>,
+    addrs: Vec<(String, Option<Arc<TlsAcceptor>>)>,
     limits: Limits,
     server_header: Option<String>,
     compression: Option<Compression>,
@@ -55,7 +48,14 @@ impl Default for ServerBuilder {
 impl ServerBuilder {
     /// Adds a plain-HTTP address to listen on (call again for more addresses).
     pub fn listen(mut self, addr: impl Into<String>) -> Self {
-        self.addrs.push(addr.into());
+        self.addrs.push((addr.into(), None));
+        self
+    }
+
+    /// Adds an HTTPS address: connections are wrapped by `acceptor`, whose handshake runs in
+    /// the connection's fiber under the acceptor's handshake timeout.
+    pub fn listen_tls(mut self, addr: impl Into<String>, acceptor: TlsAcceptor) -> Self {
+        self.addrs.push((addr.into(), Some(Arc::new(acceptor))));
         self
     }
 
@@ -206,31 +206,38 @@ impl ServerBuilder {
         self.validate()?;
         let token = self.token.clone().unwrap_or_default();
         let mut listeners = Vec::new();
-        for addr in &self.addrs {
-            bind_all(addr, self.listeners_per_address, &mut listeners)?;
-        }
-        let mut addrs: Vec<SocketAddr> = Vec::new();
-        for l in &listeners {
-            let a = l.local_addr()?;
-            if !addrs.contains(&a) {
-                addrs.push(a);
-            }
+        let mut addrs = Vec::new();
+        let mut urls = Vec::new();
+        for (addr, tls) in &self.addrs {
+            let bound = bind_all(addr, self.listeners_per_address)?;
+            let real = bound[0].local_addr().map_err(|source| Error::Bind {
+                addr: addr.clone(),
+                source,
+            })?;
+            addrs.push(real);
+            urls.push(format!(
+                "{}://{real}",
+                if tls.is_some() { "https" } else { "http" }
+            ));
+            listeners.extend(bound.into_iter().map(|l| (l, tls.clone())));
         }
         let shared = Arc::new(Shared {
             cfg: ConnConfig {
                 limits: self.limits,
-                server: self.server_header.map(String::into_bytes),
+                server_line: self
+                    .server_header
+                    .map(|v| format!("Server: {v}\r\n").into_bytes()),
                 compression: self.compression,
             },
             handler: Box::new(handler),
             tracker: Arc::new(Tracker::new(self.max_connections)),
             token: token.clone(),
         });
-        for l in listeners {
+        for (l, tls) in listeners {
             let s = Arc::clone(&shared);
             FiberBuilder::new()
                 .name("moria-http-accept")
-                .spawn(move || accept_loop(l, s))
+                .spawn(move || accept_loop(l, tls, s))
                 .map_err(|source| Error::Spawn {
                     what: "an accept loop",
                     source,
@@ -245,14 +252,7 @@ impl ServerBuilder {
                 what: "the shutdown supervisor",
                 source,
             })?;
-        log::info!(
-            "listening on {}",
-            addrs
-                .iter()
-                .map(|a| format!("http://{a}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        log::info!("listening on {}", urls.join(", "));
         Ok(Server {
             addrs,
             token,
@@ -263,7 +263,7 @@ impl ServerBuilder {
 }
 
 /// Binds `n` listeners on `addr` (with SO_REUSEPORT when `n > 1`, all on the first one's port).
-fn bind_all(addr: &str, n: usize, out: &mut Vec<TcpListener>) -> Result<()> {
+fn bind_all(addr: &str, n: usize) -> Result<Vec<TcpListener>> {
     let bind_err = |source| Error::Bind {
         addr: addr.to_string(),
         source,
@@ -274,139 +274,9 @@ fn bind_all(addr: &str, n: usize, out: &mut Vec<TcpListener>) -> Result<()> {
     };
     let first = TcpListener::bind_with(addr, opts).map_err(bind_err)?;
     let real = first.local_addr().map_err(bind_err)?;
-    out.push(first);
+    let mut out = vec![first];
     for _ in 1..n {
         out.push(TcpListener::bind_with(real, opts).map_err(bind_err)?);
     }
-    Ok(())
-}
-
-/// What every connection of a server shares.
-struct Shared {
-    cfg: ConnConfig,
-    handler: Box<dyn Handler>,
-    tracker: Arc<Tracker>,
-    token: ShutdownToken,
-}
-
-/// A running server.
-pub struct Server {
-    addrs: Vec<SocketAddr>,
-    token: ShutdownToken,
-    done: Arc<Event>,
-    shared: Arc<Shared>,
-}
-
-impl std::fmt::Debug for Server {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Server")
-            .field("addrs", &self.addrs)
-            .finish()
-    }
-}
-
-impl Server {
-    /// A builder with every default.
-    pub fn builder() -> ServerBuilder {
-        ServerBuilder::default()
-    }
-
-    /// The bound addresses, in the order they were configured (real ports after port 0).
-    pub fn local_addrs(&self) -> &[SocketAddr] {
-        &self.addrs
-    }
-
-    /// The first bound address.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.addrs[0]
-    }
-
-    /// Connections currently open.
-    pub fn connections(&self) -> usize {
-        self.shared.tracker.live()
-    }
-
-    /// The token that stops this server.
-    pub fn shutdown_token(&self) -> &ShutdownToken {
-        &self.token
-    }
-
-    /// Stops accepting, closes idle connections, lets in-flight requests finish (up to the
-    /// grace period, then aborts them), and returns when every connection is gone.
-    pub fn shutdown(&self) {
-        self.token.trigger();
-        self.wait();
-    }
-
-    /// Waits until the server has shut down (its token fired and connections drained).
-    pub fn wait(&self) {
-        self.done.wait();
-    }
-}
-
-fn supervise(shared: &Shared, grace: Duration, done: &Event) {
-    shared.token.wait();
-    let tracker = &shared.tracker;
-    log::info!("shutting down: {} connections open", tracker.live());
-    tracker.wake_idle();
-    if !tracker.wait_empty(grace) {
-        log::warn!(
-            "{} connections still busy after {grace:?}: aborting them",
-            tracker.live()
-        );
-        tracker.abort_all();
-        tracker.wait_empty(ABORT_WAIT);
-    }
-    done.set();
-}
-
-/// An accepted connection; the registration is declared first so it drops (deregisters)
-/// before the socket closes.
-struct Accepted {
-    reg: Registration,
-    stream: TcpStream,
-    peer: SocketAddr,
-}
-
-fn accept_loop(mut listener: TcpListener, shared: Arc<Shared>) {
-    loop {
-        shared.tracker.acquire_slot();
-        let accepted = match listener.accept_until(&shared.token) {
-            Ok(Some(a)) => a,
-            Ok(None) => {
-                shared.tracker.release_slot();
-                return;
-            }
-            Err(e) => {
-                shared.tracker.release_slot();
-                log::warn!("accept failed: {e}");
-                moria_runtime::sleep(ACCEPT_BACKOFF);
-                continue;
-            }
-        };
-        let (stream, peer) = accepted;
-        let reg = shared.tracker.register(stream.as_raw_fd());
-        let conn = Accepted { reg, stream, peer };
-        let s = Arc::clone(&shared);
-        if let Err(e) = FiberBuilder::new().spawn(move || connection(conn, &s)) {
-            log::error!("cannot start a connection fiber: {e}");
-        }
-    }
-}
-
-fn connection(mut conn: Accepted, shared: &Shared) {
-    if let Err(e) = conn.stream.set_nodelay(true) {
-        log::debug!("{}: set_nodelay: {e}", conn.peer);
-    }
-    let ctx = ConnCtx {
-        cfg: &shared.cfg,
-        handler: &*shared.handler,
-        peer: conn.peer,
-        tls: None,
-        idle: &conn.reg.idle,
-        token: &shared.token,
-    };
-    if let Err(e) = conn::serve(&mut conn.stream, &ctx) {
-        log::debug!("{}: connection ended: {e}", conn.peer);
-    }
+    Ok(out)
 }
