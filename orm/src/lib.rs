@@ -13,7 +13,7 @@
 //! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
-//! | [`rest`] | REST semantics over a `Db`: [`Rest`], request/response, auth hook |
+//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
 //! | `base64` | BLOB fields in JSON |
@@ -33,6 +33,7 @@
 //! # Ok::<(), moria_orm::Error>(())
 //! ```
 #![warn(missing_docs)]
+#![forbid(unsafe_code)]
 
 mod base64;
 mod batch;
