@@ -1,1 +1,52 @@
-//! placeholder, replaced by the http issue
+//! moria-http: an HTTP/1.1 server (HTTP and HTTPS) written as blocking code on Moria's fibers.
+//!
+//! Module map:
+//! - [`limits`]: every protocol limit and timeout as a named constant, with its status code.
+//! - [`method`]: [`Method`] and [`Version`].
+//! - [`request`]: [`Request`], a view over the parsed head; [`body`]: [`RequestBody`] (`Read`).
+//! - [`response`]: [`Response`], [`Body`] (bytes, reader, file, stream), [`respond_error`].
+//! - [`handler`]: the [`Handler`] trait (any `Fn(&mut Request, &mut Response)` is one).
+//! - [`stream`]: [`respond_stream`]: HEAD, single and multiple byte ranges, If-Range.
+//! - [`range`]: Range header parsing and merging; [`compress`]: Accept-Encoding negotiation and
+//!   gzip/deflate; [`percent`]: path and query decoding; [`status`]: reason phrases.
+//! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
+//! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
+//! - [`access_log`]: combined log format through `log`.
+//! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
+//!   encoding, the shared `Date` cache, the connection loop.
+//! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
+//!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
+#![warn(missing_docs)]
+
+pub mod access_log;
+pub mod body;
+pub mod compress;
+mod error;
+mod h1;
+pub mod handler;
+pub mod limits;
+pub mod method;
+pub mod percent;
+pub mod range;
+pub mod request;
+pub mod response;
+pub mod router;
+pub mod server;
+pub mod status;
+pub mod stream;
+mod tls;
+mod tls_info;
+mod tracker;
+mod transport;
+
+pub use body::RequestBody;
+pub use error::{Error, Result};
+pub use handler::{BoxError, Handler, HandlerResult};
+pub use limits::Limits;
+pub use method::{Method, Version};
+pub use request::Request;
+pub use response::{respond_error, Body, Response};
+pub use router::Router;
+pub use server::{Server, ServerBuilder};
+pub use stream::{respond_stream, Source, StreamInfo};
+pub use tls_info::TlsInfo;

@@ -1,1 +1,77 @@
-//! placeholder, replaced by the orm issue
+//! moria-orm: models on SQLite, after mORMot's ORM, in blocking-style Rust.
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | `model` | [`Model`] trait and the [`model!`] macro that declares a table |
+//! | `field` | [`Field`]: Rust type ↔ column ↔ JSON; [`CreateTime`], [`ModTime`] |
+//! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]); every call runs on a lane |
+//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only) |
+//! | `conn` | [`Conn`]: one SQLite connection, the synchronous core ([`Mode`], [`ConnOptions`]) |
+//! | `schema` | create tables, add missing columns and indexes |
+//! | `crud` | add / get / update / delete / count / exists on a `Conn` |
+//! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
+//! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
+//! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
+//! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
+//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth |
+//! | `json` | rows and models to JSON (expanded or compact), models from JSON |
+//! | `sql` | SQL text per model, identifier quoting |
+//! | `base64` | BLOB fields in JSON |
+//! | `error` | [`Error`], [`Result`], [`OptionalExt`] |
+//!
+//! ```
+//! use moria_orm::{model, Conn, Mode, Query};
+//! model! {
+//!     pub struct Note { pub title: String [unique], pub stars: i64 }
+//! }
+//! let c = Conn::open(":memory:", Mode::Memory)?;
+//! c.ensure_schema::<Note>()?;
+//! let id = c.add(&mut Note { title: "hello".into(), stars: 3, ..Default::default() })?;
+//! let n: Note = c.get(id)?;
+//! assert_eq!(n.stars, 3);
+//! assert_eq!(c.count::<Note>(&Query::new().filter("stars", moria_orm::Op::Gt, 2))?, 1);
+//! # Ok::<(), moria_orm::Error>(())
+//! ```
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod base64;
+mod batch;
+mod conn;
+mod crud;
+mod cursor;
+mod db;
+mod error;
+mod field;
+mod json;
+mod lane;
+mod model;
+mod query;
+pub mod rest;
+mod schema;
+mod sql;
+mod tx;
+
+pub use batch::Batch;
+pub use conn::{
+    Conn, ConnOptions, Mode, DEFAULT_BATCH_PARAMS, DEFAULT_BUSY_TIMEOUT, DEFAULT_PAGE_CACHE,
+    DEFAULT_STATEMENT_CACHE,
+};
+pub use cursor::{Cursor, Select};
+pub use db::{Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};
+pub use error::{Error, OptionalExt, Result};
+pub use field::{now_millis, Auto, CreateTime, Field, FieldDef, FieldType, ModTime};
+pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, JsonFormat};
+pub use lane::Dispatch;
+pub use model::Model;
+pub use query::{Op, Order, Query};
+pub use rest::{Rest, RestRequest, RestResponse};
+#[doc(hidden)]
+pub use sql::SqlTexts;
+pub use tx::Transaction;
+
+/// The rusqlite crate, for raw SQL through [`Conn::sqlite`] and for the `model!` macro.
+pub use rusqlite;
+/// The serde_json crate, used by the `model!` macro.
+#[doc(hidden)]
+pub use serde_json;

@@ -1,0 +1,92 @@
+//! Name lookup shared by every part of the catalogue, and the list of every name.
+
+use crate::error::{Error, Result};
+
+/// Finds `name` (ASCII case-insensitive) in `table`, or errors listing every valid name.
+pub(crate) fn lookup<T: Copy>(
+    kind: &'static str,
+    table: &[(&'static str, T)],
+    name: &str,
+) -> Result<T> {
+    table
+        .iter()
+        .find(|(known, _)| known.eq_ignore_ascii_case(name))
+        .map(|&(_, value)| value)
+        .ok_or_else(|| Error::UnknownAlgorithm {
+            kind,
+            name: name.to_owned(),
+            valid: table.iter().map(|&(known, _)| known).collect(),
+        })
+}
+
+/// Every algorithm name the catalogue knows, grouped by kind.
+pub fn algorithms() -> Vec<(&'static str, Vec<&'static str>)> {
+    vec![
+        (
+            "hash",
+            crate::hash::HashAlg::ALL.iter().map(|a| a.name()).collect(),
+        ),
+        ("mac", crate::hmac::HMAC_NAMES.to_vec()),
+        (
+            "aead",
+            crate::aead::AeadAlg::ALL.iter().map(|a| a.name()).collect(),
+        ),
+        (
+            "cipher",
+            crate::ctr::CtrAlg::ALL.iter().map(|a| a.name()).collect(),
+        ),
+        (
+            "kdf",
+            crate::kdf::PBKDF2
+                .iter()
+                .chain(&crate::kdf::HKDF)
+                .map(|&(name, _)| name)
+                .collect(),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lookup_is_case_insensitive() {
+        let table = [("sha256", 1), ("md5", 2)];
+        assert_eq!(lookup("hash", &table, "SHA256").unwrap(), 1);
+    }
+
+    #[test]
+    fn unknown_name_lists_valid_ones() {
+        let table = [("sha256", 1), ("md5", 2)];
+        match lookup("hash", &table, "sha0") {
+            Err(Error::UnknownAlgorithm { kind, name, valid }) => {
+                assert_eq!((kind, name.as_str()), ("hash", "sha0"));
+                assert_eq!(valid, vec!["sha256", "md5"]);
+            }
+            other => panic!("expected UnknownAlgorithm, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn every_listed_name_resolves() {
+        let key = [0u8; 32];
+        let mut out = [0u8; 16];
+        for (kind, names) in algorithms() {
+            assert!(!names.is_empty(), "{kind}");
+            for name in names {
+                let resolved = match kind {
+                    "hash" => crate::hash::hash(name, b"x").map(drop),
+                    "mac" => crate::hmac::hmac(name, b"k", b"x").map(drop),
+                    "aead" => crate::aead::AeadAlg::from_name(name).map(drop),
+                    "cipher" => crate::ctr::CtrAlg::from_name(name).map(drop),
+                    _ if name.starts_with("pbkdf2") => {
+                        crate::kdf::pbkdf2(name, &key, b"salt", 1, &mut out)
+                    }
+                    _ => crate::kdf::hkdf(name, &key, b"", b"", &mut out),
+                };
+                assert!(resolved.is_ok(), "{kind} {name}: {resolved:?}");
+            }
+        }
+    }
+}

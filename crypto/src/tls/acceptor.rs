@@ -1,0 +1,196 @@
+//! [`TlsAcceptor`]: the server side, with SNI certificate selection and ALPN.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openssl::ssl::{AlpnError, NameType, Ssl, SslAcceptor, SslContext, SslMethod, SslVersion};
+
+use super::identity::Identity;
+use super::stream::TlsStream;
+use super::timeouts::SocketTimeouts;
+use super::{alpn_wire, DEFAULT_HANDSHAKE_TIMEOUT};
+use crate::error::Result;
+
+/// Session-ID context: sessions resume only on acceptors of this crate.
+const SESSION_ID_CONTEXT: &[u8] = b"moria-tls";
+
+/// Wraps accepted connections in TLS. Cheap to clone and share between fibers.
+#[derive(Clone)]
+pub struct TlsAcceptor {
+    ctx: SslContext,
+    identity: Arc<Identity>,
+    handshake_timeout: Option<Duration>,
+}
+
+impl TlsAcceptor {
+    /// A builder serving `identity` by default.
+    pub fn builder(identity: Identity) -> TlsAcceptorBuilder {
+        TlsAcceptorBuilder {
+            identity,
+            sni: Vec::new(),
+            alpn: Vec::new(),
+            handshake_timeout: Some(DEFAULT_HANDSHAKE_TIMEOUT),
+        }
+    }
+
+    /// An acceptor with default settings from a PEM chain file and a PEM key file.
+    pub fn from_pem_files(chain_path: &Path, key_path: &Path) -> Result<Self> {
+        Self::builder(Identity::from_pem_files(chain_path, key_path)?).build()
+    }
+
+    /// An acceptor with default settings and a fresh self-signed certificate for `hosts`
+    /// (see [`Identity::self_signed`]).
+    pub fn self_signed(hosts: &[&str]) -> Result<Self> {
+        Self::builder(Identity::self_signed(hosts)?).build()
+    }
+
+    /// The default identity's certificate chain as PEM (for clients to trust a self-signed one).
+    pub fn certificate_pem(&self) -> Result<Vec<u8>> {
+        self.identity.certificate_pem()
+    }
+
+    /// Runs the server handshake on `stream`; fails with `ErrorKind::TimedOut` past the
+    /// handshake timeout.
+    pub fn accept<S: Read + Write + SocketTimeouts>(&self, stream: S) -> Result<TlsStream<S>> {
+        let mut ssl = Ssl::new(&self.ctx)?;
+        ssl.set_accept_state();
+        TlsStream::handshake(ssl, stream, self.handshake_timeout)
+    }
+}
+
+impl fmt::Debug for TlsAcceptor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TlsAcceptor")
+            .field("identity", &self.identity)
+            .field("handshake_timeout", &self.handshake_timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Settings of a [`TlsAcceptor`].
+#[derive(Debug)]
+pub struct TlsAcceptorBuilder {
+    identity: Identity,
+    sni: Vec<(String, Identity)>,
+    alpn: Vec<String>,
+    handshake_timeout: Option<Duration>,
+}
+
+impl TlsAcceptorBuilder {
+    /// Serves `identity` to clients whose SNI is `host` (ASCII case-insensitive); others get
+    /// the default identity. Default: none.
+    pub fn sni(mut self, host: &str, identity: Identity) -> Self {
+        self.sni.push((host.to_ascii_lowercase(), identity));
+        self
+    }
+
+    /// ALPN protocols in order of preference (`["h2", "http/1.1"]`); a client offering none
+    /// of them proceeds without ALPN. Default: no ALPN.
+    pub fn alpn(mut self, protocols: &[&str]) -> Self {
+        self.alpn = protocols.iter().map(|p| (*p).to_owned()).collect();
+        self
+    }
+
+    /// Time allowed for a whole handshake, `None` for no limit. Default:
+    /// [`DEFAULT_HANDSHAKE_TIMEOUT`].
+    pub fn handshake_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.handshake_timeout = timeout;
+        self
+    }
+
+    /// Builds the acceptor: TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites.
+    pub fn build(self) -> Result<TlsAcceptor> {
+        let alpn = alpn_wire(&self.alpn)?;
+        let mut by_host = HashMap::new();
+        for (host, identity) in &self.sni {
+            by_host.insert(host.clone(), context(identity, &alpn, None)?);
+        }
+        let ctx = context(&self.identity, &alpn, Some(Arc::new(by_host)))?;
+        Ok(TlsAcceptor {
+            ctx,
+            identity: Arc::new(self.identity),
+            handshake_timeout: self.handshake_timeout,
+        })
+    }
+}
+
+/// One server context for `identity`; `sni` switches to another context by server name.
+fn context(
+    identity: &Identity,
+    alpn: &[u8],
+    sni: Option<Arc<HashMap<String, SslContext>>>,
+) -> Result<SslContext> {
+    let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
+    builder.set_min_proto_version(Some(SslVersion::TLS1_2))?;
+    builder.set_certificate(&identity.leaf)?;
+    for cert in &identity.chain {
+        builder.add_extra_chain_cert(cert.clone())?;
+    }
+    builder.set_private_key(&identity.key)?;
+    builder.check_private_key()?;
+    builder.set_session_id_context(SESSION_ID_CONTEXT)?;
+    if !alpn.is_empty() {
+        let server = alpn.to_vec();
+        builder.set_alpn_select_callback(move |_, client| {
+            choose_alpn(&server, client).ok_or(AlpnError::NOACK)
+        });
+    }
+    if let Some(by_host) = sni.filter(|m| !m.is_empty()) {
+        builder.set_servername_callback(move |ssl, _| {
+            let chosen = ssl
+                .servername(NameType::HOST_NAME)
+                .and_then(|name| by_host.get(&name.to_ascii_lowercase()));
+            if let Some(ctx) = chosen {
+                // A failure here leaves the default certificate in place.
+                if let Err(e) = ssl.set_ssl_context(ctx) {
+                    log::warn!("SNI context switch failed: {e}");
+                }
+            }
+            Ok(())
+        });
+    }
+    Ok(builder.build().into_context())
+}
+
+/// The server's most preferred protocol that the client offers, as a slice of the client's
+/// list (both lists in ALPN wire format).
+fn choose_alpn<'c>(server: &[u8], client: &'c [u8]) -> Option<&'c [u8]> {
+    let offered: Vec<&'c [u8]> = wire_entries(client).collect();
+    wire_entries(server).find_map(|wanted| offered.iter().copied().find(|&p| p == wanted))
+}
+
+/// The names in an ALPN wire-format list; stops at a malformed entry.
+fn wire_entries(mut wire: &[u8]) -> impl Iterator<Item = &[u8]> {
+    std::iter::from_fn(move || {
+        let (&len, rest) = wire.split_first()?;
+        let len = usize::from(len);
+        if len == 0 || rest.len() < len {
+            return None;
+        }
+        let (name, tail) = rest.split_at(len);
+        wire = tail;
+        Some(name)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alpn_follows_server_preference() {
+        let server = b"\x02h2\x08http/1.1";
+        assert_eq!(choose_alpn(server, b"\x08http/1.1\x02h2"), Some(&b"h2"[..]));
+        assert_eq!(choose_alpn(server, b"\x08http/1.1"), Some(&b"http/1.1"[..]));
+        assert_eq!(choose_alpn(server, b"\x03foo"), None);
+        assert_eq!(
+            choose_alpn(server, b"\x09h2"),
+            None,
+            "truncated client list"
+        );
+    }
+}

@@ -1,0 +1,136 @@
+//! The in-memory transport OpenSSL talks to: an inbound buffer filled from the socket and an
+//! outbound buffer drained to it, by the fiber, between OpenSSL calls. Reads from an empty
+//! inbound buffer say `WouldBlock`, so OpenSSL returns `WANT_READ` instead of ever waiting.
+
+use std::io::{self, Read, Write};
+
+/// Inbound buffer size: room for a whole maximal TLS record (16 KiB + 2 KiB) with space left,
+/// so one socket read usually feeds a full record.
+pub(crate) const INBOUND_LEN: usize = 32 * 1024;
+
+/// Buffers between OpenSSL and the socket.
+#[derive(Debug)]
+pub(crate) struct MemIo {
+    inbound: Box<[u8]>,
+    start: usize,
+    end: usize,
+    eof: bool,
+    outbound: Vec<u8>,
+}
+
+impl MemIo {
+    /// Empty buffers.
+    pub(crate) fn new() -> Self {
+        MemIo {
+            inbound: vec![0u8; INBOUND_LEN].into_boxed_slice(),
+            start: 0,
+            end: 0,
+            eof: false,
+            outbound: Vec::new(),
+        }
+    }
+
+    /// Whether the socket reported end of stream.
+    pub(crate) fn eof(&self) -> bool {
+        self.eof
+    }
+
+    /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
+    pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = 0;
+        } else if self.start > 0 {
+            self.inbound.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.inbound.len() {
+            return Err(io::Error::other(
+                "TLS inbound buffer full while OpenSSL wants more",
+            ));
+        }
+        loop {
+            match sock.read(&mut self.inbound[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Writes everything OpenSSL produced to `sock` (this may wait, so it runs outside OpenSSL).
+    pub(crate) fn flush_to<S: Write>(&mut self, sock: &mut S) -> io::Result<()> {
+        if self.outbound.is_empty() {
+            return Ok(());
+        }
+        let result = sock.write_all(&self.outbound).and_then(|()| sock.flush());
+        self.outbound.clear();
+        result
+    }
+}
+
+impl Read for MemIo {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.start == self.end {
+            return if self.eof {
+                Ok(0)
+            } else {
+                Err(io::ErrorKind::WouldBlock.into())
+            };
+        }
+        let n = buf.len().min(self.end - self.start);
+        buf[..n].copy_from_slice(&self.inbound[self.start..self.start + n]);
+        self.start += n;
+        Ok(n)
+    }
+}
+
+impl Write for MemIo {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.outbound.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_inbound_would_block_until_eof() {
+        let mut io = MemIo::new();
+        let mut buf = [0u8; 4];
+        assert_eq!(
+            io.read(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+        io.fill_from(&mut &b"abcdef"[..]).unwrap();
+        assert_eq!(io.read(&mut buf).unwrap(), 4);
+        assert_eq!(io.read(&mut buf).unwrap(), 2);
+        io.fill_from(&mut &b""[..]).unwrap();
+        assert!(io.eof());
+        assert_eq!(io.read(&mut buf).unwrap(), 0);
+    }
+
+    #[test]
+    fn outbound_is_drained_to_the_socket() {
+        let mut io = MemIo::new();
+        io.write_all(b"hello").unwrap();
+        let mut sock = Vec::new();
+        io.flush_to(&mut sock).unwrap();
+        io.flush_to(&mut sock).unwrap();
+        assert_eq!(sock, b"hello");
+    }
+}

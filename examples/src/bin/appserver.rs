@@ -1,0 +1,122 @@
+//! appserver: a small REST application on moria-orm, driven with curl.
+//!
+//! ```text
+//! cargo run --release -p moria-examples --bin appserver -- --listen 127.0.0.1:8080
+//! curl -s -X POST localhost:8080/api/Task -d '{"title":"write tests","priority":2}'
+//! curl -s 'localhost:8080/api/Task?where=done=false&sort=-priority'
+//! curl -s -X PUT localhost:8080/api/Task/1 -d '{"done":true}'
+//! curl -s -X PUT localhost:8080/api/Batch -d '{"Task":["POST",{"title":"a"},"POST",{"title":"b"}]}'
+//! curl -s -X DELETE localhost:8080/api/Task/1
+//! curl -s localhost:8080/api/Task/1        # {"errorCode":404,...}
+//! ```
+//!
+//! Flags have `MORIA_*` environment twins. With `--user`/`--password` every request needs HTTP
+//! Basic credentials (`curl -u user:password`); with `--jwt-secret` a Bearer HS256 token instead.
+
+use clap::{Parser, ValueEnum};
+use moria_crypto::jwt::{JwtKey, Validation};
+use moria_http::{Router, Server};
+use moria_orm::rest::{BasicAuth, JwtAuth};
+use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
+use moria_runtime::shutdown;
+
+model! {
+    /// Something to do.
+    pub struct Task {
+        pub title: String [unique],
+        pub done: bool [index],
+        pub priority: i64 [index],
+        pub notes: Option<String>,
+        pub created: CreateTime,
+        pub changed: ModTime,
+    }
+}
+
+model! {
+    /// A label attached to tasks by id.
+    pub struct Tag {
+        pub task: i64 [index],
+        pub label: String [index],
+    }
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ModeArg {
+    Full,
+    Off,
+    Exclusive,
+    Memory,
+}
+
+#[derive(Parser, Debug)]
+#[command(about = "REST application on moria-orm")]
+struct Args {
+    /// Address to listen on.
+    #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// Database file (ignored with --mode memory).
+    #[arg(long, env = "MORIA_DB", default_value = "appserver.db")]
+    db: String,
+    /// SQLite durability: full, off, exclusive or memory.
+    #[arg(long, env = "MORIA_DB_MODE", value_enum, default_value = "full")]
+    mode: ModeArg,
+    /// Use the write-ahead log with this many reader connections (0: no WAL).
+    #[arg(long, env = "MORIA_DB_READERS", default_value_t = 0)]
+    readers: usize,
+    /// URL root of the REST API.
+    #[arg(long, env = "MORIA_API_ROOT", default_value = "api")]
+    root: String,
+    /// Require HTTP Basic with this user (needs --password).
+    #[arg(long, env = "MORIA_USER", requires = "password")]
+    user: Option<String>,
+    /// Password for --user.
+    #[arg(long, env = "MORIA_PASSWORD", requires = "user")]
+    password: Option<String>,
+    /// Require a Bearer JWT signed with this HS256 secret (at least 32 bytes).
+    #[arg(long, env = "MORIA_JWT_SECRET", conflicts_with = "user")]
+    jwt_secret: Option<String>,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
+    let args = Args::parse();
+    let mode = match args.mode {
+        ModeArg::Full => Mode::Full,
+        ModeArg::Off => Mode::Off,
+        ModeArg::Exclusive => Mode::OffExclusive,
+        ModeArg::Memory => Mode::Memory,
+    };
+    let db = Db::builder(&args.db)
+        .mode(mode)
+        .wal(args.readers > 0)
+        .readers(args.readers)
+        .open()?;
+    db.ensure_schema::<Task>()?;
+    db.ensure_schema::<Tag>()?;
+
+    let mut rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
+    if let (Some(user), Some(password)) = (&args.user, &args.password) {
+        rest = rest.auth(BasicAuth::new("appserver", user, password));
+    } else if let Some(secret) = &args.jwt_secret {
+        rest = rest.auth(JwtAuth::new(
+            JwtKey::hs256(secret.as_bytes())?,
+            Validation::new(),
+        ));
+    }
+    let body_limit = rest.body_limit() as u64;
+    let router = rest.routes(Router::new());
+
+    shutdown::listen_for_signals()?;
+    let server = Server::builder()
+        .listen(args.listen.as_str())
+        .max_body(body_limit)
+        .shutdown_token(shutdown::global().clone())
+        .start(router)?;
+    log::info!(
+        "try: curl -s -X POST http://{}/{}/Task -d '{{\"title\":\"hello\"}}'",
+        server.local_addr(),
+        args.root
+    );
+    server.wait();
+    Ok(())
+}

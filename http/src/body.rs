@@ -1,0 +1,266 @@
+//! The request body as a `Read`: length-limited or chunk-decoded (moria-streams), with the body
+//! size limit, `Expect: 100-continue`, and the drain that keeps an unread body from ever being
+//! parsed as the next request.
+
+use std::io::{self, BufRead, Read};
+
+use moria_streams::{ChunkedReader, Limited};
+
+use crate::h1::failure::Failure;
+use crate::h1::input::Input;
+use crate::h1::parse::Framing;
+
+/// The interim response sent when a handler first reads a body the client is holding back.
+const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+/// Scratch size for draining an unread body.
+const DRAIN_CHUNK: usize = 4096;
+
+/// The body decoder over the connection's input.
+enum Decoder<'a> {
+    Empty(Input<'a>),
+    Length(Limited<Input<'a>>),
+    Chunked(ChunkedReader<Input<'a>>),
+}
+
+/// Where `Expect: 100-continue` stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Continue {
+    NotExpected,
+    Pending,
+    Sent,
+}
+
+/// What became of the body once the handler returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BodyOutcome {
+    /// Fully read (by the handler or the drain): the connection can carry another request.
+    Complete,
+    /// Not fully read and not drainable: answer, then close.
+    MustClose,
+    /// Reading it broke a rule or a limit: answer with the failure's status, then close.
+    Failed(Failure),
+}
+
+/// A request body: `Read` (and `BufRead`) over exactly the bytes of this request's body.
+pub struct RequestBody<'a> {
+    decoder: Decoder<'a>,
+    expect: Continue,
+    max: u64,
+    received: u64,
+    failure: Option<Failure>,
+}
+
+impl<'a> RequestBody<'a> {
+    pub(crate) fn new(input: Input<'a>, framing: Framing, expect_continue: bool, max: u64) -> Self {
+        let decoder = match framing {
+            Framing::Empty => Decoder::Empty(input),
+            Framing::Length(n) => Decoder::Length(Limited::exact(input, n)),
+            Framing::Chunked => Decoder::Chunked(ChunkedReader::new(input)),
+        };
+        let expect = if expect_continue && !matches!(framing, Framing::Empty) {
+            Continue::Pending
+        } else {
+            Continue::NotExpected
+        };
+        RequestBody {
+            decoder,
+            expect,
+            max,
+            received: 0,
+            failure: None,
+        }
+    }
+
+    /// The declared length, when the body has a Content-Length.
+    pub fn content_length(&self) -> Option<u64> {
+        match &self.decoder {
+            Decoder::Empty(_) => Some(0),
+            Decoder::Length(l) => Some(l.remaining() + self.received),
+            Decoder::Chunked(_) => None,
+        }
+    }
+
+    /// Whether the body is chunk-encoded on the wire.
+    pub fn is_chunked(&self) -> bool {
+        matches!(self.decoder, Decoder::Chunked(_))
+    }
+
+    /// Bytes of body read so far.
+    pub fn received(&self) -> u64 {
+        self.received
+    }
+
+    fn input(&mut self) -> &mut Input<'a> {
+        match &mut self.decoder {
+            Decoder::Empty(i) => i,
+            Decoder::Length(l) => l.get_mut(),
+            Decoder::Chunked(c) => c.get_mut(),
+        }
+    }
+
+    fn is_complete(&self) -> bool {
+        match &self.decoder {
+            Decoder::Empty(_) => true,
+            Decoder::Length(l) => l.remaining() == 0,
+            Decoder::Chunked(c) => c.is_done(),
+        }
+    }
+
+    /// Sends `100 Continue` the first time the body is wanted, unless bytes already arrived.
+    fn send_continue(&mut self) -> io::Result<()> {
+        if self.expect == Continue::Pending {
+            self.expect = Continue::Sent;
+            let input = self.input();
+            if input.is_drained() {
+                let io = input.transport();
+                io.write_all(CONTINUE)?;
+                io.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn check(&mut self, r: io::Result<usize>) -> io::Result<usize> {
+        match r {
+            Ok(n) => {
+                self.received += n as u64;
+                if self.received > self.max {
+                    self.failure = Some(Failure::BodyTooLarge);
+                    return Err(failure_error(Failure::BodyTooLarge));
+                }
+                Ok(n)
+            }
+            Err(e) => {
+                self.failure = Some(classify(&e));
+                Err(e)
+            }
+        }
+    }
+
+    /// Ends the body: drains up to `max_drain` unread bytes and hands back the input.
+    pub(crate) fn finish(mut self, max_drain: u64) -> (Input<'a>, BodyOutcome) {
+        let outcome = self.drain(max_drain);
+        let input = match self.decoder {
+            Decoder::Empty(i) => i,
+            Decoder::Length(l) => l.into_inner(),
+            Decoder::Chunked(c) => c.into_inner(),
+        };
+        (input, outcome)
+    }
+
+    fn drain(&mut self, max_drain: u64) -> BodyOutcome {
+        if let Some(f) = self.failure {
+            return BodyOutcome::Failed(f);
+        }
+        if self.is_complete() {
+            return BodyOutcome::Complete;
+        }
+        // The client is still waiting for 100 Continue: it may never send the body.
+        if self.expect == Continue::Pending {
+            return BodyOutcome::MustClose;
+        }
+        if let Decoder::Length(l) = &self.decoder {
+            if l.remaining() > max_drain {
+                return BodyOutcome::MustClose;
+            }
+        }
+        let mut scratch = [0u8; DRAIN_CHUNK];
+        let mut drained = 0u64;
+        loop {
+            let r = match &mut self.decoder {
+                Decoder::Empty(_) => Ok(0),
+                Decoder::Length(l) => l.read(&mut scratch),
+                Decoder::Chunked(c) => c.read(&mut scratch),
+            };
+            match r {
+                Ok(0) => return BodyOutcome::Complete,
+                Ok(n) => {
+                    drained += n as u64;
+                    if drained > max_drain {
+                        return BodyOutcome::MustClose;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return BodyOutcome::MustClose,
+            }
+        }
+    }
+}
+
+/// Maps an error met while reading a body to the failure it reveals.
+fn classify(e: &io::Error) -> Failure {
+    if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<Failure>()) {
+        return *inner;
+    }
+    match moria_streams::Error::from_io(e) {
+        Some(
+            moria_streams::Error::ShortRead { .. } | moria_streams::Error::ChunkedTruncated(_),
+        ) => Failure::TruncatedBody,
+        Some(_) => Failure::BadChunk,
+        None if e.kind() == io::ErrorKind::TimedOut => Failure::BodyTimeout,
+        None if e.kind() == io::ErrorKind::WouldBlock => Failure::BodyTimeout,
+        None => Failure::TruncatedBody,
+    }
+}
+
+fn failure_error(f: Failure) -> io::Error {
+    let kind = match f.status() {
+        408 => io::ErrorKind::TimedOut,
+        _ => io::ErrorKind::InvalidData,
+    };
+    io::Error::new(kind, f)
+}
+
+impl Read for RequestBody<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(f) = self.failure {
+            return Err(failure_error(f));
+        }
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        self.send_continue()?;
+        let r = match &mut self.decoder {
+            Decoder::Empty(_) => Ok(0),
+            Decoder::Length(l) => l.read(buf),
+            Decoder::Chunked(c) => c.read(buf),
+        };
+        self.check(r)
+    }
+}
+
+impl BufRead for RequestBody<'_> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if let Some(f) = self.failure {
+            return Err(failure_error(f));
+        }
+        self.send_continue()?;
+        let r = match &mut self.decoder {
+            Decoder::Empty(_) => Ok(&[][..]),
+            Decoder::Length(l) => l.fill_buf(),
+            Decoder::Chunked(c) => c.fill_buf(),
+        };
+        match r {
+            Ok(b) => {
+                if self.received + b.len() as u64 > self.max {
+                    self.failure = Some(Failure::BodyTooLarge);
+                    return Err(failure_error(Failure::BodyTooLarge));
+                }
+                Ok(b)
+            }
+            Err(e) => {
+                self.failure = Some(classify(&e));
+                Err(e)
+            }
+        }
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.received += amt as u64;
+        match &mut self.decoder {
+            Decoder::Empty(_) => {}
+            Decoder::Length(l) => l.consume(amt),
+            Decoder::Chunked(c) => c.consume(amt),
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! The connection loop: read a batch, answer every complete request in it in order (pipelining),
+//! write all answers with one write, repeat. Buffers live as long as the connection; nothing is
+//! allocated per request on the plain path.
+
+use std::io;
+use std::net::SocketAddr;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use moria_runtime::ShutdownToken;
+
+use super::date::{now_secs, DateCache};
+use super::failure::Failure;
+use super::input::Input;
+use super::parse::{parse_head, Framing, Head};
+use super::scan::{HeadBounds, HeadScan};
+use crate::body::{BodyOutcome, RequestBody};
+use crate::compress::Compression;
+use crate::handler::Handler;
+use crate::limits::Limits;
+use crate::method::{Method, Version};
+use crate::percent::decode_path_into;
+use crate::request::{Params, Request};
+use crate::response::{respond_error, Response};
+use crate::tls_info::TlsInfo;
+use crate::transport::Transport;
+
+mod respond;
+
+/// Initial read buffer (grows up to the head limit when a head needs it).
+const INIT_READ_BUF: usize = 16 * 1024;
+/// Room kept after a head for reading its body.
+const MIN_BODY_ROOM: usize = 4 * 1024;
+/// Initial write buffer.
+const INIT_WRITE_BUF: usize = 16 * 1024;
+/// In-memory bodies up to this size are copied into the batched write; larger ones are
+/// written straight from where they are.
+const INLINE_BODY_MAX: usize = 16 * 1024;
+/// Batched responses are flushed once this many bytes are pending.
+const WRITE_FLUSH_AT: usize = 64 * 1024;
+/// Buffer size between a streamed body and the chunked encoder (one chunk per flush).
+const STREAM_BUF: usize = 16 * 1024;
+/// Before closing on an error, read and discard what the client still sends for at most this
+/// long, so the error response is not lost to a TCP reset.
+const LINGER_TIME: Duration = Duration::from_secs(2);
+/// ... or at most this many bytes.
+const LINGER_BYTES: usize = 256 * 1024;
+
+/// Server-wide settings a connection needs.
+pub(crate) struct ConnConfig {
+    pub limits: Limits,
+    /// The whole `Server: ...\r\n` line, if any.
+    pub server_line: Option<Vec<u8>>,
+    pub compression: Option<Compression>,
+}
+
+/// One connection's context.
+pub(crate) struct ConnCtx<'c> {
+    pub cfg: &'c ConnConfig,
+    pub handler: &'c dyn Handler,
+    pub peer: SocketAddr,
+    pub tls: Option<&'c TlsInfo>,
+    /// Set while waiting for a new request, so a shutdown can wake and close the connection.
+    pub idle: &'c AtomicBool,
+    pub token: &'c ShutdownToken,
+}
+
+/// Serves requests on `io` until the client leaves, a request asks to close, or shutdown.
+pub(crate) fn serve<T: Transport>(io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
+    let mut conn = Conn::new();
+    io.set_write_timeout(Some(ctx.cfg.limits.write_timeout))?;
+    conn.run(io, ctx)
+}
+
+/// What the loop does after a request.
+enum Next {
+    KeepAlive,
+    Close { linger: bool },
+}
+
+struct Conn {
+    rbuf: Vec<u8>,
+    start: usize,
+    filled: usize,
+    wbuf: Vec<u8>,
+    scratch: Vec<u8>,
+    head: Head,
+    scan: HeadScan,
+    date: DateCache,
+    res: Response,
+    params: Params,
+    path_buf: String,
+    read_timeout: Option<Duration>,
+    head_deadline: Option<Instant>,
+    /// The clock (seconds) for the `Date` of this batch of answers.
+    now: u64,
+}
+
+impl Conn {
+    fn new() -> Conn {
+        Conn {
+            rbuf: vec![0; INIT_READ_BUF],
+            start: 0,
+            filled: 0,
+            wbuf: Vec::with_capacity(INIT_WRITE_BUF),
+            scratch: Vec::new(),
+            head: Head::default(),
+            scan: HeadScan::default(),
+            date: DateCache::default(),
+            res: Response::new(),
+            params: Params::default(),
+            path_buf: String::new(),
+            read_timeout: None,
+            head_deadline: None,
+            now: 0,
+        }
+    }
+
+    fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
+        let limits = &ctx.cfg.limits;
+        loop {
+            self.now = now_secs();
+            while self.start < self.filled {
+                let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
+                    Ok(Some(b)) => b,
+                    Ok(None) => break,
+                    Err(f) => return self.fail(io, ctx, f),
+                };
+                self.head_deadline = None;
+                match self.serve_one(io, ctx, bounds)? {
+                    Next::KeepAlive => {}
+                    Next::Close { linger } => {
+                        self.flush(io)?;
+                        if linger {
+                            self.linger(io, ctx);
+                        }
+                        return Ok(());
+                    }
+                }
+            }
+            self.flush(io)?;
+            let idle = self.start == self.filled;
+            if idle {
+                self.start = 0;
+                self.filled = 0;
+                ctx.idle.store(true, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+                if ctx.token.is_triggered() {
+                    return Ok(());
+                }
+                self.set_read_timeout(io, limits.keep_alive_timeout)?;
+            } else {
+                let deadline = *self
+                    .head_deadline
+                    .get_or_insert_with(|| Instant::now() + limits.header_timeout);
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return self.fail(io, ctx, Failure::HeaderTimeout);
+                }
+                self.set_read_timeout(io, left)?;
+                self.make_room(limits.max_head);
+            }
+            let r = io.read(&mut self.rbuf[self.filled..]);
+            if idle {
+                ctx.idle.store(false, Ordering::SeqCst);
+            }
+            match r {
+                Ok(0) => return Ok(()),
+                Ok(n) => self.filled += n,
+                Err(e) if is_timeout(&e) => {
+                    return match idle {
+                        true => Ok(()),
+                        false => self.fail(io, ctx, Failure::HeaderTimeout),
+                    };
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Moves a partial head to the front and grows the buffer so a head of `max_head` fits.
+    fn make_room(&mut self, max_head: usize) {
+        if self.start > 0 && self.rbuf.len() - self.filled < MIN_BODY_ROOM {
+            self.rbuf.copy_within(self.start..self.filled, 0);
+            self.filled -= self.start;
+            self.start = 0;
+        }
+        if self.filled == self.rbuf.len() {
+            let want = (self.rbuf.len() * 2)
+                .min(max_head + MIN_BODY_ROOM)
+                .max(self.filled + 1);
+            self.rbuf.resize(want, 0);
+        }
+    }
+
+    fn set_read_timeout<T: Transport>(&mut self, io: &mut T, d: Duration) -> io::Result<()> {
+        if self.read_timeout != Some(d) {
+            io.set_read_timeout(Some(d))?;
+            self.read_timeout = Some(d);
+        }
+        Ok(())
+    }
+
+    fn flush<T: Transport>(&mut self, io: &mut T) -> io::Result<()> {
+        if !self.wbuf.is_empty() {
+            io.write_all(&self.wbuf)?;
+            self.wbuf.clear();
+        }
+        Ok(())
+    }
+
+    /// Answers a broken request with its status and closes (after lingering).
+    fn fail<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>, f: Failure) -> io::Result<()> {
+        log::debug!("{}: {f} -> {}", ctx.peer, f.status());
+        respond_error(&mut self.res, f.status());
+        self.write_response(io, ctx, Version::Http11, false, false, None)?;
+        self.flush(io)?;
+        self.linger(io, ctx);
+        Ok(())
+    }
+
+    /// Half-closes, then discards what the client still sends (bounded in time and bytes).
+    /// The connection counts as idle meanwhile, so a shutdown ends the wait at once.
+    fn linger<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) {
+        if io.shutdown_write().is_err() {
+            return;
+        }
+        ctx.idle.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if ctx.token.is_triggered() {
+            return;
+        }
+        let deadline = Instant::now() + LINGER_TIME;
+        let mut seen = 0;
+        while seen < LINGER_BYTES {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || io.set_read_timeout(Some(left)).is_err() {
+                return;
+            }
+            match io.read(&mut self.rbuf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen += n,
+            }
+        }
+    }
+
+    fn serve_one<T: Transport>(
+        &mut self,
+        io: &mut T,
+        ctx: &ConnCtx<'_>,
+        bounds: HeadBounds,
+    ) -> io::Result<Next> {
+        let limits = &ctx.cfg.limits;
+        let head_start = self.start;
+        let head_end = self.start + bounds.end;
+        self.scan.reset();
+        if let Err(f) = parse_head(
+            &self.rbuf[head_start..head_end],
+            bounds.start,
+            limits,
+            &mut self.head,
+        ) {
+            self.fail(io, ctx, f)?;
+            return Ok(Next::Close { linger: false });
+        }
+        let decoded = self.head.path_escaped;
+        if decoded
+            && !decode_path_into(
+                self.head.path.get(&self.rbuf[head_start..head_end]),
+                &mut self.path_buf,
+            )
+        {
+            self.fail(io, ctx, Failure::BadPath)?;
+            return Ok(Next::Close { linger: false });
+        }
+
+        let framing = self.head.framing;
+        let buffered = self.filled - head_end;
+        let body_buffered = match framing {
+            Framing::Empty => true,
+            Framing::Length(n) => n <= buffered as u64,
+            Framing::Chunked => false,
+        };
+        if !body_buffered || self.head.expect_continue {
+            // Earlier answers go out before this request's body is awaited (and before any
+            // 100 Continue), keeping order and never leaving a client waiting on us.
+            self.flush(io)?;
+            self.set_read_timeout(io, limits.body_timeout)?;
+            if self.rbuf.len() - head_end < MIN_BODY_ROOM {
+                self.rbuf
+                    .resize(head_end + MIN_BODY_ROOM.max(INIT_READ_BUF), 0);
+            }
+        }
+
+        self.res.reset();
+        let (head_part, rest) = self.rbuf.split_at_mut(head_end);
+        let raw = &head_part[head_start..];
+        let raw_path = self.head.path.get(raw);
+        let path: &str = if decoded {
+            &self.path_buf
+        } else if raw_path.is_empty() {
+            "/"
+        } else {
+            std::str::from_utf8(raw_path).unwrap_or("/")
+        };
+        let input = Input::new(rest, buffered, io);
+        let mut req = Request {
+            raw,
+            head: &self.head,
+            path,
+            peer: ctx.peer,
+            tls: ctx.tls,
+            params: &mut self.params,
+            body: RequestBody::new(input, framing, self.head.expect_continue, limits.max_body),
+        };
+        let res = &mut self.res;
+        let result = catch_unwind(AssertUnwindSafe(|| ctx.handler.handle(&mut req, res)));
+        let (input, outcome) = req.body.finish(limits.max_drain);
+        let (pos, end) = input.position();
+        self.start = head_end + pos;
+        self.filled = head_end + end;
+
+        let mut keep = self.head.keep_alive && !self.res.close;
+        let mut linger = false;
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                log::error!("{} {}: handler error: {e}", ctx.peer, self.head.method);
+                respond_error(&mut self.res, 500);
+            }
+            Err(_) => {
+                log::error!("{} {}: handler panicked", ctx.peer, self.head.method);
+                respond_error(&mut self.res, 500);
+            }
+        }
+        if let Some(why) = self.res.invalid {
+            log::error!("{} {}: invalid response: {why}", ctx.peer, self.head.method);
+            respond_error(&mut self.res, 500);
+        }
+        match outcome {
+            BodyOutcome::Complete => {}
+            BodyOutcome::MustClose => {
+                keep = false;
+                linger = true;
+            }
+            BodyOutcome::Failed(f) => {
+                log::debug!("{}: {f} -> {}", ctx.peer, f.status());
+                respond_error(&mut self.res, f.status());
+                keep = false;
+                linger = true;
+            }
+        }
+        if ctx.token.is_triggered() {
+            keep = false;
+        }
+        let version = self.head.version;
+        let is_head = self.head.method == Method::Head;
+        let keep = self.write_response(
+            io,
+            ctx,
+            version,
+            is_head,
+            keep,
+            Some((head_start, head_end)),
+        )?;
+        Ok(match keep {
+            true => Next::KeepAlive,
+            false => Next::Close {
+                linger: linger || self.start < self.filled,
+            },
+        })
+    }
+}
+
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}

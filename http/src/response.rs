@@ -1,0 +1,340 @@
+//! The response a handler fills in: status, owned headers (encoded once into a reusable buffer)
+//! and a [`Body`] — bytes, a reader, a file (zero-copy path), or a streamed writer.
+
+use std::fmt;
+use std::io::{self, Read, Write};
+
+use moria_streams::File;
+
+use crate::stream::Ranges;
+
+/// A streamed body: called with the connection's writer after the head is sent.
+pub type StreamFn = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>;
+
+/// What a response carries after its head.
+pub(crate) enum Kind {
+    Empty,
+    Static(&'static [u8]),
+    Bytes(Vec<u8>),
+    /// The response's own reusable buffer ([`Response::body_mut`]).
+    Buffer,
+    Reader(Box<dyn Read + Send>, Option<u64>),
+    File(File, u64, u64),
+    Stream(StreamFn),
+    Ranges(Ranges),
+}
+
+/// A response body.
+pub struct Body(pub(crate) Kind);
+
+impl Body {
+    /// No body (`Content-Length: 0`).
+    pub fn empty() -> Body {
+        Body(Kind::Empty)
+    }
+
+    /// A reader; with `len` it is sent with that Content-Length (and must yield exactly that
+    /// many bytes), without it chunked (HTTP/1.1) or until close (HTTP/1.0).
+    pub fn reader(reader: impl Read + Send + 'static, len: Option<u64>) -> Body {
+        Body(Kind::Reader(Box::new(reader), len))
+    }
+
+    /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP (reads on the
+    /// offload pool otherwise).
+    pub fn file(file: File, offset: u64, len: u64) -> Body {
+        Body(Kind::File(file, offset, len))
+    }
+
+    /// A body written by `f` after the head is sent, chunked (or until close on HTTP/1.0).
+    pub fn stream(f: impl FnOnce(&mut dyn Write) -> io::Result<()> + Send + 'static) -> Body {
+        Body(Kind::Stream(Box::new(f)))
+    }
+}
+
+impl From<&'static str> for Body {
+    fn from(s: &'static str) -> Body {
+        Body(Kind::Static(s.as_bytes()))
+    }
+}
+
+impl From<&'static [u8]> for Body {
+    fn from(s: &'static [u8]) -> Body {
+        Body(Kind::Static(s))
+    }
+}
+
+impl From<Vec<u8>> for Body {
+    fn from(v: Vec<u8>) -> Body {
+        Body(Kind::Bytes(v))
+    }
+}
+
+impl From<String> for Body {
+    fn from(s: String) -> Body {
+        Body(Kind::Bytes(s.into_bytes()))
+    }
+}
+
+/// Header names the server sets from the body and connection state; a handler setting one is
+/// a bug reported as a 500.
+const FRAMING_HEADERS: [&str; 3] = ["content-length", "transfer-encoding", "upgrade"];
+
+/// Flags for headers whose presence changes what the server adds.
+pub(crate) mod has {
+    pub const DATE: u8 = 1;
+    pub const SERVER: u8 = 2;
+    pub const CONTENT_TYPE: u8 = 4;
+    pub const CONTENT_ENCODING: u8 = 8;
+    pub const VARY: u8 = 16;
+}
+
+/// An HTTP response under construction; the connection reuses one per connection.
+pub struct Response {
+    pub(crate) status: u16,
+    pub(crate) reason: Option<&'static str>,
+    pub(crate) headers: Vec<u8>,
+    pub(crate) has: u8,
+    pub(crate) close: bool,
+    pub(crate) invalid: Option<&'static str>,
+    pub(crate) body: Kind,
+    pub(crate) buf: Vec<u8>,
+}
+
+impl fmt::Debug for Response {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Response")
+            .field("status", &self.status)
+            .field("headers", &String::from_utf8_lossy(&self.headers))
+            .finish()
+    }
+}
+
+impl Default for Response {
+    fn default() -> Self {
+        Response::new()
+    }
+}
+
+impl Response {
+    /// An empty `200 OK`.
+    pub fn new() -> Response {
+        Response {
+            status: 200,
+            reason: None,
+            headers: Vec::with_capacity(256),
+            has: 0,
+            close: false,
+            invalid: None,
+            body: Kind::Empty,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Back to an empty `200 OK`, keeping the buffers' capacity.
+    pub(crate) fn reset(&mut self) {
+        self.status = 200;
+        self.reason = None;
+        self.headers.clear();
+        self.has = 0;
+        self.close = false;
+        self.invalid = None;
+        self.body = Kind::Empty;
+        self.buf.clear();
+    }
+
+    /// Sets the status code (default 200); a code outside 100–999 becomes a 500.
+    pub fn status(&mut self, code: u16) -> &mut Self {
+        if (100..1000).contains(&code) {
+            self.status = code;
+        } else {
+            self.invalid = Some("status code outside 100-999");
+        }
+        self
+    }
+
+    /// The status code set so far.
+    pub fn status_code(&self) -> u16 {
+        self.status
+    }
+
+    /// Overrides the reason phrase (default: the standard one for the status).
+    pub fn reason(&mut self, reason: &'static str) -> &mut Self {
+        if reason
+            .bytes()
+            .all(|c| c == b'\t' || (0x20..0x7f).contains(&c))
+        {
+            self.reason = Some(reason);
+        } else {
+            self.invalid = Some("reason phrase with a control character");
+        }
+        self
+    }
+
+    /// Adds a header field. A name that is not a token, a value with CR, LF or another control
+    /// character, or a framing header (Content-Length, Transfer-Encoding) turns the response
+    /// into a 500 (no response splitting, no conflicting framing). `Connection: close` asks the
+    /// server to close after this response.
+    pub fn header(&mut self, name: &str, value: impl AsRef<[u8]>) -> &mut Self {
+        let value = value.as_ref();
+        if name.is_empty() || !name.bytes().all(is_tchar) {
+            self.invalid = Some("header name is not a token");
+            return self;
+        }
+        if !value
+            .iter()
+            .all(|&c| c == b'\t' || (c >= 0x20 && c != 0x7f))
+        {
+            self.invalid = Some("header value with a control character");
+            return self;
+        }
+        if FRAMING_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+            self.invalid = Some("framing header set by a handler");
+            return self;
+        }
+        if name.eq_ignore_ascii_case("connection") {
+            if value
+                .split(|&c| c == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"))
+            {
+                self.close = true;
+            }
+            return self;
+        }
+        self.has |= flag_for(name);
+        self.headers.extend_from_slice(name.as_bytes());
+        self.headers.extend_from_slice(b": ");
+        self.headers.extend_from_slice(value);
+        self.headers.extend_from_slice(b"\r\n");
+        self
+    }
+
+    /// Sets `Content-Type`.
+    pub fn content_type(&mut self, value: &str) -> &mut Self {
+        self.header("Content-Type", value)
+    }
+
+    /// The first value set for header `name` (case-insensitive).
+    pub fn get_header(&self, name: &str) -> Option<&[u8]> {
+        self.headers.split(|&c| c == b'\n').find_map(|line| {
+            let line = line.strip_suffix(b"\r")?;
+            let colon = line.iter().position(|&c| c == b':')?;
+            line[..colon]
+                .eq_ignore_ascii_case(name.as_bytes())
+                .then(|| line[colon + 1..].trim_ascii())
+        })
+    }
+
+    /// Sets the body.
+    pub fn body(&mut self, body: impl Into<Body>) -> &mut Self {
+        self.body = body.into().0;
+        self
+    }
+
+    /// The response's reusable in-memory body buffer (the body becomes its content).
+    pub fn body_mut(&mut self) -> &mut Vec<u8> {
+        if !matches!(self.body, Kind::Buffer) {
+            self.buf.clear();
+            self.body = Kind::Buffer;
+        }
+        &mut self.buf
+    }
+
+    /// Asks the server to close the connection after this response.
+    pub fn close(&mut self) -> &mut Self {
+        self.close = true;
+        self
+    }
+
+    /// Whether a header with one of the `has` flags was set.
+    pub(crate) fn has(&self, flag: u8) -> bool {
+        self.has & flag != 0
+    }
+
+    /// The in-memory body, if the body is held in memory.
+    pub(crate) fn memory_body(&self) -> Option<&[u8]> {
+        match &self.body {
+            Kind::Empty => Some(&[]),
+            Kind::Static(s) => Some(s),
+            Kind::Bytes(v) => Some(v),
+            Kind::Buffer => Some(&self.buf),
+            _ => None,
+        }
+    }
+}
+
+fn flag_for(name: &str) -> u8 {
+    match name.len() {
+        4 if name.eq_ignore_ascii_case("date") => has::DATE,
+        4 if name.eq_ignore_ascii_case("vary") => has::VARY,
+        6 if name.eq_ignore_ascii_case("server") => has::SERVER,
+        12 if name.eq_ignore_ascii_case("content-type") => has::CONTENT_TYPE,
+        16 if name.eq_ignore_ascii_case("content-encoding") => has::CONTENT_ENCODING,
+        _ => 0,
+    }
+}
+
+/// tchar (RFC 9110 §5.6.2).
+pub(crate) fn is_tchar(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
+}
+
+/// Fills `res` with a short plain-text error page for `status` (the reason phrase only: no
+/// internal error text ever reaches the client).
+pub fn respond_error(res: &mut Response, status: u16) {
+    res.reset();
+    res.status(status);
+    res.content_type("text/plain; charset=utf-8");
+    let body = res.body_mut();
+    let mut code = itoa::Buffer::new();
+    body.extend_from_slice(code.format(status).as_bytes());
+    body.push(b' ');
+    body.extend_from_slice(crate::status::reason(status).as_bytes());
+    body.push(b'\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_are_encoded_and_found() {
+        let mut r = Response::new();
+        r.header("X-A", "1").content_type("text/plain");
+        assert_eq!(r.get_header("x-a"), Some(&b"1"[..]));
+        assert_eq!(r.get_header("content-type"), Some(&b"text/plain"[..]));
+        assert!(r.has(has::CONTENT_TYPE));
+        assert!(r.invalid.is_none());
+    }
+
+    #[test]
+    fn response_splitting_is_refused() {
+        let mut r = Response::new();
+        r.header("X", "a\r\nSet-Cookie: evil=1");
+        assert!(r.invalid.is_some());
+        assert!(r.get_header("set-cookie").is_none());
+        let mut r = Response::new();
+        r.header("X Y", "1");
+        assert!(r.invalid.is_some());
+        let mut r = Response::new();
+        r.header("Content-Length", "5");
+        assert!(r.invalid.is_some());
+    }
+
+    #[test]
+    fn connection_close_sets_the_flag() {
+        let mut r = Response::new();
+        r.header("Connection", "close");
+        assert!(r.close);
+        assert!(r.headers.is_empty());
+    }
+
+    #[test]
+    fn error_page_is_the_reason_only() {
+        let mut r = Response::new();
+        r.header("X", "1").body("secret");
+        respond_error(&mut r, 404);
+        assert_eq!(r.status, 404);
+        assert_eq!(r.memory_body(), Some(&b"404 Not Found\n"[..]));
+        assert!(r.get_header("x").is_none());
+    }
+}

@@ -1,0 +1,106 @@
+//! The server: listeners (several addresses, optionally one SO_REUSEPORT listener per worker),
+//! one fiber per connection, a connection cap that pauses accepting, and graceful shutdown.
+//!
+//! - `builder.rs`: [`ServerBuilder`] (options, validation, binding, start).
+//! - `accept.rs`: the accept loop, the TLS handshake and the per-connection fiber.
+//! - here: the running [`Server`] handle and the shutdown supervisor.
+
+mod accept;
+mod builder;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use moria_runtime::sync::Event;
+use moria_runtime::ShutdownToken;
+
+pub use builder::ServerBuilder;
+
+use crate::h1::conn::ConnConfig;
+use crate::handler::Handler;
+use crate::tracker::Tracker;
+
+/// Default `Server` header value.
+pub const DEFAULT_SERVER_HEADER: &str = "moria";
+/// After the grace period, how long to wait for aborted connections to wind down.
+const ABORT_WAIT: Duration = Duration::from_secs(5);
+
+/// What every connection of a server shares.
+pub(super) struct Shared {
+    cfg: ConnConfig,
+    handler: Box<dyn Handler>,
+    tracker: Arc<Tracker>,
+    token: ShutdownToken,
+}
+
+/// A running server.
+pub struct Server {
+    addrs: Vec<SocketAddr>,
+    token: ShutdownToken,
+    done: Arc<Event>,
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("addrs", &self.addrs)
+            .finish()
+    }
+}
+
+impl Server {
+    /// A builder with every default.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The bound addresses, in the order they were configured (real ports after port 0).
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The first bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addrs[0]
+    }
+
+    /// Connections currently open.
+    pub fn connections(&self) -> usize {
+        self.shared.tracker.live()
+    }
+
+    /// The token that stops this server.
+    pub fn shutdown_token(&self) -> &ShutdownToken {
+        &self.token
+    }
+
+    /// Stops accepting, closes idle connections, lets in-flight requests finish (up to the
+    /// grace period, then aborts them), and returns when every connection is gone.
+    pub fn shutdown(&self) {
+        self.token.trigger();
+        self.wait();
+    }
+
+    /// Waits until the server has shut down (its token fired and connections drained).
+    pub fn wait(&self) {
+        self.done.wait();
+    }
+}
+
+pub(super) fn supervise(shared: &Shared, grace: Duration, done: &Event) {
+    shared.token.wait();
+    let tracker = &shared.tracker;
+    log::info!("shutting down: {} connections open", tracker.live());
+    tracker.wake_idle();
+    if !tracker.wait_empty(grace) {
+        log::warn!(
+            "{} connections still busy after {grace:?}: aborting them",
+            tracker.live()
+        );
+        tracker.abort_all();
+        tracker.wait_empty(ABORT_WAIT);
+    }
+    done.set();
+}

@@ -1,0 +1,47 @@
+//! HTTPS: the connection loop over moria-crypto's `TlsStream`. The handshake runs in the
+//! connection's own fiber, bounded by the acceptor's handshake timeout (moria-crypto's
+//! `DEFAULT_HANDSHAKE_TIMEOUT`, 10 s, set with `TlsAcceptorBuilder::handshake_timeout`), so a
+//! slow client never stalls the accept loop.
+
+use std::io;
+use std::net::Shutdown;
+use std::time::Duration;
+
+use moria_crypto::{TlsAcceptor, TlsStream};
+use moria_runtime::net::TcpStream;
+
+use crate::tls_info::TlsInfo;
+use crate::transport::Transport;
+
+impl Transport for TlsStream<&mut TcpStream> {
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self.get_ref(), timeout)
+    }
+
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_write_timeout(self.get_ref(), timeout)
+    }
+
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        self.shutdown()?;
+        self.get_ref().shutdown(Shutdown::Write)
+    }
+}
+
+/// Runs the server handshake on `stream` in the calling fiber.
+pub(crate) fn handshake<'s>(
+    acceptor: &TlsAcceptor,
+    stream: &'s mut TcpStream,
+) -> io::Result<TlsStream<&'s mut TcpStream>> {
+    acceptor.accept(stream).map_err(io::Error::from)
+}
+
+/// What a handler may learn about the session.
+pub(crate) fn info(s: &TlsStream<&mut TcpStream>) -> TlsInfo {
+    TlsInfo {
+        version: s.version().to_string(),
+        cipher: s.cipher().unwrap_or_default().to_string(),
+        server_name: s.server_name().map(str::to_string),
+        alpn: s.alpn_protocol().map(<[u8]>::to_vec),
+    }
+}

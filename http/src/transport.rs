@@ -1,0 +1,59 @@
+//! What the connection loop needs from a byte stream: `Read + Write`, timeouts, a half-close,
+//! and a file-to-stream copy that takes moria-streams' zero-copy path (`sendfile`) where the
+//! stream is a plain socket.
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::net::Shutdown;
+use std::time::Duration;
+
+use moria_runtime::net::TcpStream;
+use moria_streams::{File, TransferExt};
+
+/// A connection's byte stream as the HTTP loop drives it.
+pub(crate) trait Transport: Read + Write + Send {
+    /// Sets the read timeout (`None`: wait forever); expiry is `TimedOut`.
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Sets the write timeout (`None`: wait forever); expiry is `TimedOut`.
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Stops sending (the peer sees EOF) while reads keep working.
+    fn shutdown_write(&mut self) -> io::Result<()>;
+    /// Sends `len` bytes of `file` from `offset`; the default is a buffered copy (file reads
+    /// on the offload pool).
+    fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {
+        file.seek(SeekFrom::Start(offset))?;
+        let moved = moria_streams::transfer(file, self, Some(len))?;
+        check_len(moved, len)
+    }
+}
+
+/// A file that ended before its declared length breaks the response framing.
+pub(crate) fn check_len(moved: u64, len: u64) -> io::Result<()> {
+    if moved == len {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "file shorter than the declared length",
+        ))
+    }
+}
+
+impl Transport for TcpStream {
+    fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_read_timeout(self, timeout)
+    }
+
+    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        TcpStream::set_write_timeout(self, timeout)
+    }
+
+    fn shutdown_write(&mut self) -> io::Result<()> {
+        self.shutdown(Shutdown::Write)
+    }
+
+    fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {
+        file.seek(SeekFrom::Start(offset))?;
+        let moved = file.transfer_to(self, Some(len))?;
+        check_len(moved, len)
+    }
+}

@@ -1,0 +1,158 @@
+//! Server lifecycle over raw TCP: several listeners at once, per-worker SO_REUSEPORT listeners,
+//! the connection cap pausing accept, graceful shutdown (in-flight requests finish, idle
+//! keep-alive connections close, nothing new is accepted).
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::Duration;
+
+use common::*;
+use moria_http::{HandlerResult, Request, Response, Server};
+use moria_runtime::sync::channel;
+
+fn hello(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+    res.body(format!("hi {}", req.path()));
+    Ok(())
+}
+
+#[test]
+fn listens_on_several_addresses() {
+    let server = Server::builder()
+        .listen("127.0.0.1:0")
+        .listen("127.0.0.1:0")
+        .start(hello)
+        .unwrap();
+    let addrs = server.local_addrs().to_vec();
+    assert_eq!(addrs.len(), 2);
+    assert_ne!(addrs[0], addrs[1]);
+    for a in addrs {
+        assert_eq!(
+            exchange(a, b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n").text(),
+            "hi /x"
+        );
+    }
+    server.shutdown();
+}
+
+#[test]
+fn per_worker_reuse_port_listeners_share_one_port() {
+    let server = start(Server::builder().listeners_per_address(4), hello);
+    assert_eq!(server.local_addrs().len(), 1);
+    for i in 0..50 {
+        let r = exchange(
+            server.local_addr(),
+            format!("GET /{i} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+        );
+        assert_eq!(r.text(), format!("hi /{i}"));
+    }
+    server.shutdown();
+}
+
+#[test]
+fn busy_port_is_an_error() {
+    let server = start(Server::builder(), hello);
+    let err = Server::builder()
+        .listen(server.local_addr().to_string())
+        .start(hello)
+        .unwrap_err();
+    assert!(err.to_string().contains("cannot listen"), "{err}");
+    server.shutdown();
+}
+
+#[test]
+fn bad_configuration_is_an_error() {
+    assert!(Server::builder().start(hello).is_err(), "no listener");
+    assert!(Server::builder()
+        .listen("127.0.0.1:0")
+        .max_headers(0)
+        .start(hello)
+        .is_err());
+    assert!(Server::builder()
+        .listen("127.0.0.1:0")
+        .header_timeout(Duration::ZERO)
+        .start(hello)
+        .is_err());
+    assert!(Server::builder()
+        .listen("127.0.0.1:0")
+        .server_header(Some("a\r\nb"))
+        .start(hello)
+        .is_err());
+}
+
+#[test]
+fn accepting_pauses_at_the_connection_cap() {
+    let server = start(Server::builder().max_connections(2), hello);
+    let addr = server.local_addr();
+    let mut a = connect(addr);
+    let mut b = connect(addr);
+    for s in [&mut a, &mut b] {
+        s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+        assert_eq!(read_response(s, false).unwrap().status, 200);
+    }
+    assert_eq!(server.connections(), 2);
+    // The third connection completes in the kernel backlog but is not served...
+    let mut c = connect(addr);
+    c.write_all(b"GET /third HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    c.set_read_timeout(Some(Duration::from_millis(500)))
+        .unwrap();
+    let mut byte = [0u8; 1];
+    let waited = c.read(&mut byte);
+    assert!(
+        matches!(&waited, Err(e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "{waited:?}"
+    );
+    assert_eq!(server.connections(), 2);
+    // ...until a slot frees up.
+    drop(a);
+    c.set_read_timeout(Some(CLIENT_TIMEOUT)).unwrap();
+    assert_eq!(read_response(&mut c, false).unwrap().text(), "hi /third");
+    server.shutdown();
+}
+
+#[test]
+fn graceful_shutdown_finishes_in_flight_and_closes_idle() {
+    // Fiber-aware channels: the handler parks its fiber, never the worker thread.
+    let (entered_tx, entered_rx) = channel::<()>();
+    let (release_tx, release_rx) = channel::<()>();
+    let server = start(
+        Server::builder(),
+        move |req: &mut Request<'_>, res: &mut Response| -> HandlerResult {
+            if req.path() == "/slow" {
+                entered_tx.send(()).unwrap();
+                release_rx.recv().unwrap();
+            }
+            res.body("done");
+            Ok(())
+        },
+    );
+    let addr = server.local_addr();
+    let mut idle = connect(addr);
+    idle.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    assert_eq!(read_response(&mut idle, false).unwrap().status, 200);
+
+    let busy = std::thread::spawn(move || {
+        let mut s = connect(addr);
+        s.write_all(b"GET /slow HTTP/1.1\r\nHost: a\r\n\r\n")
+            .unwrap();
+        read_response(&mut s, false)
+    });
+    entered_rx.recv().unwrap();
+    let token = server.shutdown_token().clone();
+    let stopper = std::thread::spawn(move || token.trigger());
+    stopper.join().unwrap();
+    // The idle keep-alive connection is closed by the shutdown.
+    assert!(is_closed(&mut idle));
+    // The in-flight request still completes, with Connection: close.
+    release_tx.send(()).unwrap();
+    let r = busy.join().unwrap().expect("in-flight response");
+    assert_eq!(r.text(), "done");
+    assert_eq!(r.header("connection"), Some("close"));
+    server.wait();
+    assert_eq!(server.connections(), 0);
+    // Nothing is accepted any more.
+    let refused = std::net::TcpStream::connect(addr);
+    assert!(refused.is_err() || is_closed(&mut refused.unwrap()));
+}

@@ -1,0 +1,240 @@
+//! [`Conn`]: one SQLite connection owned by one thread, with every ORM operation on it.
+//!
+//! `Conn` is the synchronous core. It blocks on disk I/O, so fibers use it through
+//! [`Db`](crate::Db), which runs it where blocking is harmless.
+
+use std::cell::Cell;
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+use crate::error::{Error, Result};
+
+/// Durability and locking of a database, after mORMot's engine list.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// File, `synchronous=FULL`: every commit is fsynced.
+    Full,
+    /// File, `synchronous=OFF`: no fsync; survives a process crash, not a power loss.
+    #[default]
+    Off,
+    /// File, `synchronous=OFF` and `locking_mode=EXCLUSIVE`: one connection holds the file.
+    OffExclusive,
+    /// `:memory:`, the path is ignored.
+    Memory,
+}
+
+impl Mode {
+    /// Whether the database lives in a file.
+    pub fn is_file(self) -> bool {
+        self != Mode::Memory
+    }
+}
+
+/// Default number of prepared statements kept per connection.
+pub const DEFAULT_STATEMENT_CACHE: usize = 64;
+/// Default `cache_size` in pages (mORMot's 10000 pages of 4 KiB, ~40 MB).
+pub const DEFAULT_PAGE_CACHE: i64 = 10_000;
+/// Default wait for a lock held by another connection.
+pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+/// Most `?` parameters one batch statement uses (mORMot: 500; SQLite allows 32766). 128–256 was
+/// fastest in `cargo run --release -p moria-bench --bin orm -- --shapes`; longer statements
+/// were slower.
+pub const DEFAULT_BATCH_PARAMS: usize = 256;
+
+/// Settings for opening a connection (see [`DbBuilder`](crate::DbBuilder) for the fiber-side
+/// ones).
+#[derive(Clone, Debug)]
+pub struct ConnOptions {
+    /// Durability and locking. Default [`Mode::Off`].
+    pub mode: Mode,
+    /// Use the write-ahead log. Default false (SQLite's rollback journal, like mORMot).
+    pub wal: bool,
+    /// Prepared statements kept per connection. Default [`DEFAULT_STATEMENT_CACHE`].
+    pub statement_cache: usize,
+    /// `cache_size` in pages. Default [`DEFAULT_PAGE_CACHE`].
+    pub page_cache: i64,
+    /// Lock wait. Default [`DEFAULT_BUSY_TIMEOUT`].
+    pub busy_timeout: Duration,
+    /// Most parameters per batch INSERT, capped by SQLite's own limit. Default
+    /// [`DEFAULT_BATCH_PARAMS`].
+    pub batch_params: usize,
+}
+
+impl Default for ConnOptions {
+    fn default() -> Self {
+        ConnOptions {
+            mode: Mode::Off,
+            wal: false,
+            statement_cache: DEFAULT_STATEMENT_CACHE,
+            page_cache: DEFAULT_PAGE_CACHE,
+            busy_timeout: DEFAULT_BUSY_TIMEOUT,
+            batch_params: DEFAULT_BATCH_PARAMS,
+        }
+    }
+}
+
+impl ConnOptions {
+    /// Options for `mode` with every other setting at its default.
+    pub fn new(mode: Mode) -> Self {
+        ConnOptions {
+            mode,
+            ..ConnOptions::default()
+        }
+    }
+
+    /// Rejects combinations SQLite cannot honour.
+    pub(crate) fn validate(&self) -> Result<()> {
+        if self.wal && self.mode == Mode::Memory {
+            return Err(Error::Config("WAL needs a file database".into()));
+        }
+        if self.batch_params == 0 {
+            return Err(Error::Config("batch_params must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// One SQLite connection with the ORM's operations (CRUD, batch, transactions, JSON).
+pub struct Conn {
+    pub(crate) db: Connection,
+    /// Open transaction levels: 0 none, 1 a transaction, more for savepoints.
+    pub(crate) depth: Cell<u32>,
+    pub(crate) batch_params: usize,
+}
+
+impl std::fmt::Debug for Conn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Conn")
+            .field("path", &self.db.path())
+            .field("depth", &self.depth.get())
+            .finish()
+    }
+}
+
+impl Conn {
+    /// Opens (creating if needed) the database at `path` in `mode`.
+    pub fn open(path: impl AsRef<Path>, mode: Mode) -> Result<Self> {
+        Self::open_with(path, &ConnOptions::new(mode))
+    }
+
+    /// Opens with full options.
+    pub fn open_with(path: impl AsRef<Path>, opts: &ConnOptions) -> Result<Self> {
+        opts.validate()?;
+        let db = if opts.mode == Mode::Memory {
+            Connection::open_in_memory()?
+        } else {
+            Connection::open(path)?
+        };
+        let conn = Self::setup(db, opts)?;
+        if opts.mode.is_file() {
+            conn.db.pragma_update(None, "page_size", 4096)?;
+        }
+        conn.db.pragma_update(None, "cache_size", opts.page_cache)?;
+        let sync = if opts.mode == Mode::Full {
+            "FULL"
+        } else {
+            "OFF"
+        };
+        conn.db.pragma_update(None, "synchronous", sync)?;
+        if opts.mode == Mode::OffExclusive {
+            conn.db.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+        }
+        if opts.wal {
+            let mode: String =
+                conn.db
+                    .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+            if !mode.eq_ignore_ascii_case("wal") {
+                return Err(Error::Config(format!("journal_mode=WAL refused ({mode})")));
+            }
+        }
+        Ok(conn)
+    }
+
+    /// Opens a read-only connection to a WAL database, for a reader pool.
+    pub(crate) fn open_reader(path: &Path, opts: &ConnOptions) -> Result<Self> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX
+            | OpenFlags::SQLITE_OPEN_URI;
+        let db = Connection::open_with_flags(path, flags)?;
+        let conn = Self::setup(db, opts)?;
+        conn.db.pragma_update(None, "cache_size", opts.page_cache)?;
+        Ok(conn)
+    }
+
+    fn setup(db: Connection, opts: &ConnOptions) -> Result<Self> {
+        db.set_prepared_statement_cache_capacity(opts.statement_cache);
+        db.busy_timeout(opts.busy_timeout)?;
+        let limit = db
+            .limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
+            .map_or(999, |l| usize::try_from(l).unwrap_or(999));
+        Ok(Conn {
+            db,
+            depth: Cell::new(0),
+            batch_params: opts.batch_params.min(limit).max(1),
+        })
+    }
+
+    /// The underlying rusqlite connection, for SQL the ORM does not cover.
+    pub fn sqlite(&self) -> &Connection {
+        &self.db
+    }
+
+    /// Whether a transaction is open on this connection.
+    pub fn in_transaction(&self) -> bool {
+        self.depth.get() > 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pragma(c: &Conn, name: &str) -> String {
+        c.sqlite()
+            .pragma_query_value(None, name, |r| {
+                Ok(match r.get_ref(0)? {
+                    rusqlite::types::ValueRef::Integer(i) => i.to_string(),
+                    v => v.as_str().unwrap_or_default().to_owned(),
+                })
+            })
+            .unwrap()
+    }
+
+    #[test]
+    fn modes_set_their_pragmas() {
+        let dir = std::env::temp_dir().join(format!("moria-orm-conn-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let full = Conn::open(dir.join("full.db"), Mode::Full).unwrap();
+        assert_eq!(pragma(&full, "synchronous"), "2");
+        let off = Conn::open(dir.join("off.db"), Mode::Off).unwrap();
+        assert_eq!(pragma(&off, "synchronous"), "0");
+        assert_eq!(pragma(&off, "locking_mode"), "normal");
+        let exc = Conn::open(dir.join("exc.db"), Mode::OffExclusive).unwrap();
+        assert_eq!(pragma(&exc, "locking_mode"), "exclusive");
+        let wal = Conn::open_with(
+            dir.join("wal.db"),
+            &ConnOptions {
+                wal: true,
+                ..ConnOptions::new(Mode::Off)
+            },
+        )
+        .unwrap();
+        assert_eq!(pragma(&wal, "journal_mode"), "wal");
+        drop((full, off, exc, wal));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn wal_in_memory_is_refused() {
+        let opts = ConnOptions {
+            wal: true,
+            ..ConnOptions::new(Mode::Memory)
+        };
+        assert!(matches!(
+            Conn::open_with(":memory:", &opts),
+            Err(Error::Config(_))
+        ));
+    }
+}

@@ -1,0 +1,192 @@
+//! Create, read, update, delete on a [`Conn`], each on a cached prepared statement.
+
+use rusqlite::types::Value;
+use rusqlite::Statement;
+
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+use crate::field::{now_millis, Auto};
+use crate::model::{field_index, fill_from_row, from_row, Model};
+use crate::query::Query;
+use crate::sql::push_ident;
+
+/// Binds `values` to parameters `first..`; returns the next free index.
+pub(crate) fn bind_values<'v>(
+    stmt: &mut Statement<'_>,
+    first: usize,
+    values: impl IntoIterator<Item = &'v Value>,
+) -> rusqlite::Result<usize> {
+    let mut i = first;
+    for v in values {
+        stmt.raw_bind_parameter(i, v)?;
+        i += 1;
+    }
+    Ok(i)
+}
+
+impl Conn {
+    /// Inserts `m` (with its own id when non-zero), fills its timestamps and id; returns the id.
+    pub fn add<T: Model>(&self, m: &mut T) -> Result<i64> {
+        m.touch(now_millis(), true);
+        let sql = T::sql();
+        let id = if m.id() == 0 {
+            let mut stmt = self.db.prepare_cached(&sql.insert)?;
+            m.bind_fields(&mut stmt, 1)?;
+            stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+            self.db.last_insert_rowid()
+        } else {
+            let mut stmt = self.db.prepare_cached(&sql.insert_with_id)?;
+            stmt.raw_bind_parameter(1, m.id())?;
+            m.bind_fields(&mut stmt, 2)?;
+            stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+            m.id()
+        };
+        m.set_id(id);
+        Ok(id)
+    }
+
+    /// The row with this id, or `NotFound`.
+    pub fn get<T: Model>(&self, id: i64) -> Result<T> {
+        let mut m = T::default();
+        self.get_into(id, &mut m)?;
+        Ok(m)
+    }
+
+    /// Reads the row with this id into `m`, reusing its buffers; `NotFound` when absent.
+    pub fn get_into<T: Model>(&self, id: i64, m: &mut T) -> Result<()> {
+        let mut stmt = self.db.prepare_cached(&T::sql().select_by_id)?;
+        stmt.raw_bind_parameter(1, id)?;
+        let mut rows = stmt.raw_query();
+        match rows.next()? {
+            Some(row) => fill_from_row(m, row),
+            None => Err(Error::NotFound {
+                table: T::TABLE,
+                id,
+            }),
+        }
+    }
+
+    /// The first row matching `q`, or `None`.
+    pub fn find<T: Model>(&self, q: &Query) -> Result<Option<T>> {
+        let mut sel = self.select::<T>(q)?;
+        let first = sel.rows().next().transpose();
+        first
+    }
+
+    /// All rows matching `q`, loaded into memory (see [`Conn::select`] to stream them).
+    pub fn list<T: Model>(&self, q: &Query) -> Result<Vec<T>> {
+        let mut sel = self.select::<T>(q)?;
+        let mut rows = sel.rows();
+        let mut out = Vec::new();
+        while let Some(row) = rows.next_row()? {
+            out.push(from_row(row)?);
+        }
+        Ok(out)
+    }
+
+    /// Writes every field of `m` to its row and refreshes `ModTime` fields; `NotFound` when
+    /// the row is gone.
+    pub fn update<T: Model>(&self, m: &mut T) -> Result<()> {
+        m.touch(now_millis(), false);
+        let mut stmt = self.db.prepare_cached(&T::sql().update)?;
+        let next = m.bind_fields(&mut stmt, 1)?;
+        stmt.raw_bind_parameter(next, m.id())?;
+        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+        self.found::<T>(n, m.id())
+    }
+
+    /// Writes only the named fields of `m` (plus its `ModTime` fields); `NotFound` when the row
+    /// is gone, `UnknownField` for a bad name.
+    pub fn update_fields<T: Model>(&self, m: &mut T, fields: &[&str]) -> Result<()> {
+        let mut chosen = fields
+            .iter()
+            .map(|f| field_index::<T>(f))
+            .collect::<Result<Vec<_>>>()?;
+        chosen.extend(
+            T::FIELDS
+                .iter()
+                .enumerate()
+                .filter(|(_, f)| f.auto == Auto::OnChange)
+                .map(|(i, _)| i),
+        );
+        chosen.sort_unstable();
+        chosen.dedup();
+        if chosen.is_empty() {
+            return if self.exists::<T>(m.id())? {
+                Ok(())
+            } else {
+                self.found::<T>(0, m.id())
+            };
+        }
+        m.touch(now_millis(), false);
+        let mut sql = String::from("UPDATE ");
+        push_ident(&mut sql, T::TABLE);
+        for (n, &i) in chosen.iter().enumerate() {
+            sql.push_str(if n == 0 { " SET " } else { "," });
+            push_ident(&mut sql, T::FIELDS[i].name);
+            sql.push_str("=?");
+        }
+        sql.push_str(" WHERE \"id\"=?");
+        let mut stmt = self.db.prepare_cached(&sql)?;
+        for (n, &i) in chosen.iter().enumerate() {
+            if let Some(v) = m.field_value(i) {
+                stmt.raw_bind_parameter(n + 1, v)?;
+            }
+        }
+        stmt.raw_bind_parameter(chosen.len() + 1, m.id())?;
+        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+        self.found::<T>(n, m.id())
+    }
+
+    /// Deletes the row with this id; `NotFound` when there is none.
+    pub fn delete<T: Model>(&self, id: i64) -> Result<()> {
+        let mut stmt = self.db.prepare_cached(&T::sql().delete)?;
+        stmt.raw_bind_parameter(1, id)?;
+        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+        self.found::<T>(n, id)
+    }
+
+    /// Deletes the rows matching `q`'s filters (its order and window are ignored); returns how
+    /// many.
+    pub fn delete_where<T: Model>(&self, q: &Query) -> Result<usize> {
+        let mut sql = String::from("DELETE FROM ");
+        push_ident(&mut sql, T::TABLE);
+        q.push_where::<T>(&mut sql)?;
+        let mut stmt = self.db.prepare_cached(&sql)?;
+        bind_values(&mut stmt, 1, q.params())?;
+        stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+    }
+
+    /// Number of rows matching `q`'s filters.
+    pub fn count<T: Model>(&self, q: &Query) -> Result<i64> {
+        let mut sql = String::from("SELECT count(*) FROM ");
+        push_ident(&mut sql, T::TABLE);
+        q.push_where::<T>(&mut sql)?;
+        let mut stmt = self.db.prepare_cached(&sql)?;
+        bind_values(&mut stmt, 1, q.params())?;
+        let mut rows = stmt.raw_query();
+        match rows.next()? {
+            Some(row) => Ok(row.get(0)?),
+            None => Ok(0),
+        }
+    }
+
+    /// Whether a row has this id.
+    pub fn exists<T: Model>(&self, id: i64) -> Result<bool> {
+        let mut stmt = self.db.prepare_cached(&T::sql().exists)?;
+        stmt.raw_bind_parameter(1, id)?;
+        let mut rows = stmt.raw_query();
+        Ok(rows.next()?.is_some())
+    }
+
+    fn found<T: Model>(&self, changed: usize, id: i64) -> Result<()> {
+        if changed == 0 {
+            Err(Error::NotFound {
+                table: T::TABLE,
+                id,
+            })
+        } else {
+            Ok(())
+        }
+    }
+}

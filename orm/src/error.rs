@@ -1,0 +1,159 @@
+//! The crate's one error type, and `.optional()` for "not found is not an error".
+
+use std::io;
+
+use rusqlite::ffi;
+use rusqlite::types::FromSqlError;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in moria-orm.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// SQLite reported an error that has no more specific variant.
+    #[error("sqlite: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    /// No row has this id.
+    #[error("{table}: no row with id {id}")]
+    NotFound {
+        /// Table searched.
+        table: &'static str,
+        /// Id asked for.
+        id: i64,
+    },
+    /// A UNIQUE or PRIMARY KEY constraint refused the write.
+    #[error("{table}: unique constraint violated: {message}")]
+    Conflict {
+        /// Table written.
+        table: &'static str,
+        /// SQLite's message, naming the column.
+        message: String,
+    },
+    /// Another constraint (NOT NULL, CHECK) refused the write.
+    #[error("{table}: constraint violated: {message}")]
+    Constraint {
+        /// Table written.
+        table: &'static str,
+        /// SQLite's message.
+        message: String,
+    },
+    /// A field name (from JSON, a query or a URL) is not part of the model.
+    #[error("{table}: unknown field `{field}`")]
+    UnknownField {
+        /// Model's table.
+        table: &'static str,
+        /// The offending name.
+        field: String,
+    },
+    /// A JSON value does not fit the field's type.
+    #[error("{table}.{field}: wrong type, expected {expected}")]
+    WrongType {
+        /// Model's table.
+        table: &'static str,
+        /// Field name.
+        field: String,
+        /// What the field accepts.
+        expected: &'static str,
+    },
+    /// A stored column cannot be read as the field's type.
+    #[error("{table}.{field}: cannot read column: {source}")]
+    Column {
+        /// Model's table.
+        table: &'static str,
+        /// Field name.
+        field: &'static str,
+        /// Conversion failure.
+        source: FromSqlError,
+    },
+    /// The input is not valid JSON.
+    #[error("invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The JSON is valid but not shaped as expected (e.g. not an object).
+    #[error("unexpected JSON: {0}")]
+    JsonShape(String),
+    /// A raw WHERE fragment contains literals or statement separators instead of `?` bindings.
+    #[error("unsafe SQL fragment {0:?}: values must be bound with `?`")]
+    UnsafeSql(String),
+    /// The number of `?` in a fragment differs from the number of values given.
+    #[error("SQL fragment has {placeholders} `?` but {values} values were given")]
+    ParamCount {
+        /// `?` found.
+        placeholders: usize,
+        /// Values given.
+        values: usize,
+    },
+    /// A table or column name is not a plain identifier.
+    #[error("invalid identifier {0:?}")]
+    InvalidName(String),
+    /// The database options are inconsistent.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// An I/O error, e.g. while writing JSON.
+    #[error(transparent)]
+    Io(#[from] io::Error),
+    /// The offload pool or the connection thread could not run the call.
+    #[error("offload failed: {0}")]
+    Offload(String),
+    /// No table of this name is served.
+    #[error("no table {0:?}")]
+    NoSuchTable(String),
+    /// A REST request is malformed (bad id, query parameter or batch shape).
+    #[error("bad request: {0}")]
+    BadRequest(String),
+    /// A REST request body exceeds the configured limit.
+    #[error("request body of {size} bytes exceeds the limit of {limit}")]
+    TooLarge {
+        /// Bytes received or announced.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// The closure given to a [`Db`](crate::Db) call panicked (its transaction rolled back).
+    #[error("database call panicked: {0}")]
+    Panicked(String),
+}
+
+impl Error {
+    /// Maps a write error: unique/primary-key violations become `Conflict`, other constraints `Constraint`.
+    pub(crate) fn write(table: &'static str, err: rusqlite::Error) -> Self {
+        if let rusqlite::Error::SqliteFailure(code, msg) = &err {
+            if code.code == ffi::ErrorCode::ConstraintViolation {
+                let message = msg.clone().unwrap_or_else(|| code.to_string());
+                return match code.extended_code {
+                    ffi::SQLITE_CONSTRAINT_UNIQUE | ffi::SQLITE_CONSTRAINT_PRIMARYKEY => {
+                        Error::Conflict { table, message }
+                    }
+                    _ => Error::Constraint { table, message },
+                };
+            }
+        }
+        Error::Sqlite(err)
+    }
+
+    /// Wraps a column conversion failure with the field it belongs to.
+    pub fn column(table: &'static str, field: &'static str, source: FromSqlError) -> Self {
+        Error::Column {
+            table,
+            field,
+            source,
+        }
+    }
+}
+
+/// Turns `Err(NotFound)` into `Ok(None)`, like rusqlite's `OptionalExtension`.
+pub trait OptionalExt<T> {
+    /// `Ok(Some(v))`, `Ok(None)` for a missing row, or the other error.
+    fn optional(self) -> Result<Option<T>>;
+}
+
+impl<T> OptionalExt<T> for Result<T> {
+    fn optional(self) -> Result<Option<T>> {
+        match self {
+            Ok(v) => Ok(Some(v)),
+            Err(Error::NotFound { .. }) => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+}

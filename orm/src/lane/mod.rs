@@ -1,0 +1,83 @@
+//! Lanes: where a [`Db`](crate::Db) call runs its [`Conn`] work so that no fiber's worker
+//! blocks on SQLite.
+//!
+//! - [`Dispatch::Thread`]: dedicated OS threads own the connections and take jobs from a
+//!   channel (`moria_runtime::sync`); the calling fiber parks on a one-message reply channel.
+//! - [`Dispatch::Offload`]: each call is one `moria_runtime::blocking` job that checks a
+//!   connection out of a small pool.
+//! - [`Dispatch::Inline`]: memory databases only (no disk I/O to wait for): the call runs on the
+//!   calling fiber under a fiber-aware mutex.
+//!
+//! Every lane turns a panic inside the job into [`Error::Panicked`]; open transactions roll back
+//! as the panic unwinds through their guards.
+
+mod inline;
+mod offload;
+mod thread;
+
+use std::any::Any;
+use std::sync::Arc;
+
+use crate::conn::Conn;
+use crate::error::{Error, Result};
+
+/// How [`Db`](crate::Db) calls reach SQLite (see the module docs for the measured trade-off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dispatch {
+    /// Dedicated connection threads fed by a channel.
+    Thread,
+    /// One offload-pool job per call.
+    Offload,
+    /// On the calling fiber; memory databases only.
+    Inline,
+}
+
+/// Opens one connection; called on the thread that will use it.
+pub(crate) type Opener = Arc<dyn Fn() -> Result<Conn> + Send + Sync>;
+
+/// A job run against a connection, with its result sent back by the job itself.
+pub(crate) type Job = Box<dyn FnOnce(&Conn) + Send>;
+
+/// A set of `n` connections behind one dispatch strategy.
+pub(crate) enum Lane {
+    Inline(Box<inline::InlineLane>),
+    Offload(offload::OffloadLane),
+    Thread(thread::ThreadLane),
+}
+
+impl Lane {
+    /// Opens `n` connections with `open`, dispatched by `how`.
+    pub(crate) fn open(how: Dispatch, n: usize, open: Opener, name: &str) -> Result<Lane> {
+        Ok(match how {
+            Dispatch::Inline => Lane::Inline(Box::new(inline::InlineLane::open(&open)?)),
+            Dispatch::Offload => Lane::Offload(offload::OffloadLane::open(n, open)?),
+            Dispatch::Thread => Lane::Thread(thread::ThreadLane::open(n, open, name)?),
+        })
+    }
+
+    /// Runs `f` on one of the lane's connections and returns its result to the calling fiber.
+    pub(crate) fn call<R, F>(&self, f: F) -> Result<R>
+    where
+        F: FnOnce(&Conn) -> Result<R> + Send + 'static,
+        R: Send + 'static,
+    {
+        match self {
+            Lane::Inline(l) => l.call(f),
+            Lane::Offload(l) => l.call(f),
+            Lane::Thread(l) => l.call(f),
+        }
+    }
+}
+
+/// Runs `f`, turning a panic into `Error::Panicked`.
+pub(crate) fn run_caught<R>(conn: &Conn, f: impl FnOnce(&Conn) -> Result<R>) -> Result<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)))
+        .unwrap_or_else(|p| Err(Error::Panicked(panic_message(&*p))))
+}
+
+fn panic_message(p: &(dyn Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "non-string panic payload".into())
+}

@@ -1,0 +1,106 @@
+//! Shared by the integration tests: models and a temporary directory.
+// Each test binary uses a different subset of these helpers.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use moria_orm::{model, CreateTime, ModTime};
+
+model! {
+    /// One field of every supported type.
+    pub struct Every {
+        pub i: i64,
+        pub small: i32,
+        pub f: f64,
+        pub b: bool,
+        pub s: String,
+        pub bytes: Vec<u8>,
+        pub maybe_i: Option<i64>,
+        pub maybe_s: Option<String>,
+        pub created: CreateTime,
+        pub changed: ModTime,
+    }
+}
+
+model! {
+    /// A unique name, an indexed city.
+    pub struct Person {
+        pub name: String [unique],
+        pub city: String [index],
+        pub age: i64,
+    }
+}
+
+impl Person {
+    pub fn new(name: &str, city: &str, age: i64) -> Self {
+        Person {
+            name: name.into(),
+            city: city.into(),
+            age,
+            ..Default::default()
+        }
+    }
+}
+
+/// A directory under the system temp dir, removed on drop.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("moria-orm-{tag}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// One HTTP/1.1 exchange over a fresh connection (`Connection: close`); returns status, head
+/// and body. A read timeout turns a hung server into a failure.
+pub fn http(
+    addr: std::net::SocketAddr,
+    method: &str,
+    target: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+        .unwrap();
+    let mut req = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !body.is_empty() || method == "POST" || method == "PUT" {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
+    let status = head[9..12].parse().unwrap();
+    (status, head, raw[split + 4..].to_vec())
+}
