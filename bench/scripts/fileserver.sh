@@ -14,6 +14,8 @@
 #   ONLY="wrk100" bench/scripts/fileserver.sh    # only rows whose load name matches
 #   MORIA_FLAGS="--no-inline-io" ...              # extra fileserver flags
 #   SIZE=1048576 ...                              # another file size (bytes)
+#   CACHE=10 ...                                  # both servers keep open files for 10 s
+#                                                 # (--cache-secs / open_file_cache)
 set -euo pipefail
 RUNS=${1:-3}
 SECS=${2:-10}
@@ -22,6 +24,12 @@ CLIENT_CPU=${CLIENT_CPU:-1}
 ONLY=${ONLY:-}
 MORIA_FLAGS=${MORIA_FLAGS:-}
 SIZE=${SIZE:-1312}
+CACHE=${CACHE:-0}
+NGINX_CACHE=""
+if [ "$CACHE" -gt 0 ]; then
+  MORIA_FLAGS="$MORIA_FLAGS --cache-secs $CACHE"
+  NGINX_CACHE="open_file_cache max=1024 inactive=60s; open_file_cache_valid ${CACHE}s;"
+fi
 FILE=file$SIZE
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/target/release/fileserver
@@ -65,6 +73,7 @@ http {
   keepalive_timeout 60s;
   keepalive_requests 100000000;
   gzip_static on;
+  $NGINX_CACHE
   ssl_protocols TLSv1.2 TLSv1.3;
   ssl_certificate $WORK/cert.pem;
   ssl_certificate_key $WORK/key.pem;
@@ -181,7 +190,7 @@ for proto in http https; do
 done
 
 echo
-echo "file: $SIZE bytes; moria flags: ${MORIA_FLAGS:-none}"
+echo "file: $SIZE bytes; moria flags: ${MORIA_FLAGS:-none}; nginx extra: ${NGINX_CACHE:-none}"
 echo "machine: $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2}'), $(nproc) CPUs," \
   "$(uname -r), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)," \
   "$(siege --version 2>&1 | head -1); load average $(cut -d' ' -f1-3 /proc/loadavg)"
