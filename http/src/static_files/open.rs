@@ -18,8 +18,9 @@
 //! - `close` of a read-only descriptor does no I/O on a local file system.
 //!
 //! "Local" means the root's file system type is one of [`LOCAL_FS`] and the file lives on the
-//! root's device; on anything else (NFS, FUSE, a mount below the root) every call but the
-//! cached open goes to the pool. Without `openat2` (Linux < 5.6, or a seccomp filter that
+//! root's device; on anything else (NFS, FUSE, a mount below the root) every call goes to the
+//! pool, except, for a mount below a local root, the cached open and its `statx` (the device is
+//! only known after them). Without `openat2` (Linux < 5.6, or a seccomp filter that
 //! refuses it) opening falls back to resolving the path on the pool and checking that the
 //! canonical path stays under the canonical root (racy against a concurrent rename; logged
 //! once at start).

@@ -84,25 +84,8 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         res.header("Content-Encoding", "gzip");
     }
     let size = stat.size;
-    if encoding == Encoding::Compress {
-        res.header("ETag", etag.as_str())
-            .header(
-                "Last-Modified",
-                HttpDateText::new(stat.modified()).as_bytes(),
-            )
-            .content_type(&content_type);
-        if is_head {
-            res.body(Body::reader(io::empty(), Some(size)));
-        } else if size <= SMALL_FILE_MAX {
-            read_small(&opened, size as usize, res.body_mut())?;
-        } else {
-            res.body(Body::reader(opened.into_stream()?, Some(size)));
-        }
-        let settings = s.gzip.clone().unwrap_or_default();
-        let mut scratch = Vec::new();
-        return compress::apply(&settings, req.header("accept-encoding"), res, &mut scratch);
-    }
-    if !is_head && req.header("range").is_some() {
+    let compress = encoding == Encoding::Compress;
+    if !is_head && !compress && req.header("range").is_some() {
         let info = StreamInfo {
             size,
             content_type: &content_type,
@@ -112,8 +95,11 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         };
         return respond_stream(req, res, Source::File(opened.into_stream()?), &info);
     }
-    res.header("Accept-Ranges", "bytes")
-        .header("ETag", etag.as_str())
+    if !compress {
+        // Compressed on the fly, the body has no stable byte positions: no ranges.
+        res.header("Accept-Ranges", "bytes");
+    }
+    res.header("ETag", etag.as_str())
         .header(
             "Last-Modified",
             HttpDateText::new(stat.modified()).as_bytes(),
@@ -123,8 +109,15 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         res.body(Body::reader(io::empty(), Some(size)));
     } else if size <= SMALL_FILE_MAX {
         read_small(&opened, size as usize, res.body_mut())?;
+    } else if compress {
+        res.body(Body::reader(opened.into_stream()?, Some(size)));
     } else {
         res.body(Body::file(opened.into_stream()?, 0, size));
+    }
+    if compress {
+        let settings = s.gzip.clone().unwrap_or_default();
+        let mut scratch = Vec::new();
+        compress::apply(&settings, req.header("accept-encoding"), res, &mut scratch)?;
     }
     Ok(())
 }
