@@ -9,6 +9,7 @@
 //! | readiness waits with deadline and shutdown token | `ready.rs` |
 
 mod bind;
+mod delegate;
 mod ready;
 mod tcp;
 mod udp;

@@ -4,13 +4,14 @@
 //! engine keeps one waiter per socket and silently drops a second). Full duplex from two fibers
 //! goes through [`TcpStream::split`], which gives each half its own descriptor.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use super::bind::{first_addr, listen, ListenOptions};
+use super::delegate::{engine_timeouts, forward_io};
 use super::ready::{self, Interest};
 use crate::blocking::blocking_io;
 use crate::engine;
@@ -159,18 +160,6 @@ impl TcpStream {
         self.inner.set_nodelay(nodelay)
     }
 
-    /// Read timeout; expiry is `TimedOut`. `None` waits forever.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_read_timeout(engine::socket_timeout(timeout)?)
-    }
-
-    /// Write timeout; expiry is `TimedOut`. `None` waits forever.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_write_timeout(engine::socket_timeout(timeout)?)
-    }
-
     /// The read timeout in force.
     pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
         self.inner.read_timeout()
@@ -234,31 +223,10 @@ fn with_readiness(
     }
 }
 
-impl Read for TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.inner.write_vectored(bufs)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+engine_timeouts!(TcpStream);
+forward_io!(read: TcpStream);
+forward_io!(write: TcpStream);
+forward_io!(fd: TcpStream);
 
 /// The reading half of a split [`TcpStream`].
 #[derive(Debug)]
@@ -306,34 +274,7 @@ impl TcpWriter {
     }
 }
 
-impl Read for TcpReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for TcpWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.inner.write_vectored(bufs)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for TcpReader {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsRawFd for TcpWriter {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+forward_io!(read: TcpReader);
+forward_io!(fd: TcpReader);
+forward_io!(write: TcpWriter);
+forward_io!(fd: TcpWriter);

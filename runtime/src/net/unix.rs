@@ -1,11 +1,10 @@
 //! Unix-domain stream sockets in blocking style.
 
-use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::io;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
-use std::time::Duration;
 
+use super::delegate::{engine_timeouts, forward_io};
 use crate::engine;
 
 /// A listening Unix-domain socket.
@@ -54,18 +53,6 @@ impl UnixStream {
         Ok((UnixStream { inner: a }, UnixStream { inner: b }))
     }
 
-    /// Read timeout; expiry is `TimedOut`.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_read_timeout(engine::socket_timeout(timeout)?)
-    }
-
-    /// Write timeout; expiry is `TimedOut`.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_write_timeout(engine::socket_timeout(timeout)?)
-    }
-
     /// Shuts down one or both directions.
     pub fn shutdown(&self, how: std::net::Shutdown) -> io::Result<()> {
         self.inner.shutdown(how)
@@ -80,24 +67,7 @@ impl UnixStream {
     }
 }
 
-impl Read for UnixStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for UnixStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for UnixStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+engine_timeouts!(UnixStream);
+forward_io!(read: UnixStream);
+forward_io!(write: UnixStream);
+forward_io!(fd: UnixStream);
