@@ -10,6 +10,7 @@ use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use super::accept::accept_loop;
 use super::bind::{first_addr, listen, ListenOptions};
 use super::delegate::{engine_timeouts, forward_io};
 use super::ready::{self, Interest};
@@ -71,39 +72,15 @@ impl TcpListener {
         deadline: Option<Deadline>,
         token: Option<&ShutdownToken>,
     ) -> io::Result<Option<(TcpStream, SocketAddr)>> {
-        loop {
-            if token.is_some_and(ShutdownToken::is_triggered) {
-                return Ok(None);
-            }
-            match self.inner.inner().accept() {
-                Ok((s, peer)) => {
-                    // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-                    let inner =
-                        adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
-                    return Ok(Some((TcpStream { inner }, peer)));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if is_transient_accept_error(&e) => {
-                    log::debug!("accept: transient error {e}");
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-            if deadline.is_some_and(|d| d.expired()) {
-                return Err(Deadline::timed_out("accept"));
-            }
-            ready::wait(&self.inner, Interest::Read, deadline, token)?;
-        }
+        let listener = &self.inner;
+        let try_accept = || {
+            let (s, peer) = listener.inner().accept()?;
+            // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+            let inner = adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
+            Ok((TcpStream { inner }, peer))
+        };
+        accept_loop(listener, try_accept, deadline, token)
     }
-}
-
-/// Errors after which the listener is still fine (the peer gave up before we accepted).
-fn is_transient_accept_error(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ECONNABORTED) | Some(libc::EPROTO) | Some(libc::EPERM)
-    )
 }
 
 /// Registers a descriptor with the engine; the engine panics on failure, we return an error.
