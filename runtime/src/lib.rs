@@ -30,6 +30,9 @@
 //!   `is_stack_overflow()`. Either way the fiber's frames are not unwound (locks they held stay
 //!   locked): treat it as fatal and raise the stack (`Runtime::builder().stack_size(..)`,
 //!   `MORIA_STACK_SIZE`; default 128 KiB).
+//! - Every wait has a timed form (`*_timeout`, socket timeouts, `accept_until`, `Deadline`)
+//!   except taking a lock (critical sections are short: use `try_lock`, or a `Semaphore` whose
+//!   `acquire_timeout` is timed) and `JoinHandle::join` (use `shutdown::drain(deadline)`).
 //! - Timeouts: the engine keeps them in whole milliseconds and reads 0 as "none"; Moria rounds
 //!   every timeout up to the next millisecond so a sub-millisecond wait cannot park forever.
 #![warn(missing_docs)]
