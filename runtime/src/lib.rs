@@ -8,9 +8,9 @@
 //! |---|---|
 //! | [`config`] | `Runtime::builder()`: workers, stack size (bytes), stack pool, offload threads, env vars; applied once |
 //! | [`fiber`] | `spawn`, `JoinHandle`, `yield_now`, `sleep` (resumes on a worker), `current()` |
-//! | [`scope`] | `scope(|s| s.spawn(..))`: fibers that borrow, joined before return |
+//! | [`scope`](mod@scope) | `scope` and `Scope::spawn`: fibers that borrow, joined before return |
 //! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
-//! | [`blocking`] | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
+//! | [`blocking`](mod@blocking) | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
 //! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels |
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
