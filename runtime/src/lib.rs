@@ -15,7 +15,7 @@
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
-//! | [`stats`] | `stats()`: atomic counters with a `Display` table |
+//! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
 //! # Rules for fiber code
