@@ -22,7 +22,7 @@
 //! - Never use `thread_local!` (or libraries that rely on it across a wait): a fiber may resume
 //!   on another thread after any wait. Use [`fiber_local!`] instead.
 //! - Never call blocking syscalls directly (files, DNS, `std::thread::sleep`, blocking clients):
-//!   wrap them in [`blocking`], or the worker and every socket it owns stall.
+//!   wrap them in [`blocking()`](fn@blocking), or the worker and every socket it owns stall.
 //! - One fiber waits on a socket at a time: the types enforce it (`&mut self`, `split`).
 //! - Stack overflow: the guard page catches it and the engine prints `coroutine has overflowed
 //!   its stack`. If the stack was used to its last word the process exits with status 1
