@@ -10,6 +10,8 @@
 //! - [`range`]: Range header parsing and merging; [`compress`]: Accept-Encoding negotiation and
 //!   gzip/deflate; [`percent`]: path and query decoding; [`status`]: reason phrases.
 //! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
+//! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
+//!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
@@ -32,6 +34,7 @@ pub mod request;
 pub mod response;
 pub mod router;
 pub mod server;
+pub mod static_files;
 pub mod status;
 pub mod stream;
 mod tls;
@@ -48,5 +51,6 @@ pub use request::Request;
 pub use response::{respond_error, Body, Response};
 pub use router::Router;
 pub use server::{Server, ServerBuilder};
+pub use static_files::{StaticFiles, StaticFilesBuilder};
 pub use stream::{respond_stream, Source, StreamInfo};
 pub use tls_info::TlsInfo;

@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod files;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;

@@ -1,0 +1,143 @@
+//! fileserver: Mordor's `simplehttpfileserver`, done right — a directory served over HTTP and
+//! HTTPS by moria-http's `StaticFiles`.
+//!
+//! ```text
+//! cargo run --release -p moria-examples --bin fileserver                 # cwd on :8080 and :8443
+//! cargo run --release -p moria-examples --bin fileserver -- --root /srv/www --listing --gzip
+//! curl -k https://localhost:8443/README.md
+//! ```
+//!
+//! Without `--cert`/`--key` one self-signed certificate (localhost, 127.0.0.1, ::1) is made at
+//! start and shared by every worker; `curl -k` or `--cacert` accepts it. Each flag has a
+//! `MORIA_*` environment twin. Ctrl-C (SIGINT) or SIGTERM stops accepting, lets requests in
+//! flight finish (up to `--grace-secs`) and exits.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+use moria_crypto::TlsAcceptor;
+use moria_http::compress::Compression;
+use moria_http::{Server, StaticFiles};
+use moria_runtime::{shutdown, Runtime};
+
+/// Command-line flags (each has a `MORIA_*` environment equivalent).
+#[derive(Parser, Debug)]
+#[command(about = "Moria static file server (HTTP and HTTPS)")]
+struct Args {
+    /// Directory to serve.
+    #[arg(long, env = "MORIA_ROOT", default_value = ".")]
+    root: PathBuf,
+    /// Plain-HTTP address.
+    #[arg(long, env = "MORIA_HTTP", default_value = "0.0.0.0:8080")]
+    http: String,
+    /// HTTPS address.
+    #[arg(long, env = "MORIA_HTTPS", default_value = "0.0.0.0:8443")]
+    https: String,
+    /// Serve plain HTTP only.
+    #[arg(long, env = "MORIA_NO_HTTPS")]
+    no_https: bool,
+    /// PEM certificate chain for HTTPS (default: a self-signed certificate made at start).
+    #[arg(long, env = "MORIA_CERT", requires = "key")]
+    cert: Option<PathBuf>,
+    /// PEM private key for --cert.
+    #[arg(long, env = "MORIA_KEY", requires = "cert")]
+    key: Option<PathBuf>,
+    /// Scheduler worker threads (default: one per CPU).
+    #[arg(long, env = "MORIA_WORKERS")]
+    workers: Option<usize>,
+    /// List directories that have no index.html.
+    #[arg(long, env = "MORIA_LISTING")]
+    listing: bool,
+    /// Compress textual files on the fly for clients that accept gzip.
+    #[arg(long, env = "MORIA_GZIP")]
+    gzip: bool,
+    /// Cache-Control value sent with every file (default: none).
+    #[arg(long, env = "MORIA_CACHE_CONTROL")]
+    cache_control: Option<String>,
+    /// Log one line per request (target `moria_http::access`).
+    #[arg(long, env = "MORIA_ACCESS_LOG")]
+    access_log: bool,
+    /// Send every file-system call through the offload pool (no fast path on the fiber).
+    #[arg(long, env = "MORIA_NO_INLINE_IO")]
+    no_inline_io: bool,
+    /// How long Ctrl-C waits for requests in flight.
+    #[arg(long, env = "MORIA_GRACE_SECS", default_value_t = 10)]
+    grace_secs: u64,
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args = Args::parse();
+    let access = if args.access_log { "info" } else { "warn" };
+    env_logger::Builder::from_env(
+        env_logger::Env::default()
+            .default_filter_or(format!("info,may=warn,moria_http::access={access}")),
+    )
+    .init();
+    let mut builder = Runtime::builder().from_env()?;
+    if let Some(n) = args.workers {
+        builder = builder.workers(n);
+    }
+    let runtime = builder.build()?;
+    let workers = runtime.config().workers;
+
+    let files = StaticFiles::builder(&args.root)
+        .listing(args.listing)
+        .gzip(args.gzip.then(Compression::default))
+        .cache_control(args.cache_control.as_deref())
+        .inline_io(!args.no_inline_io)
+        .build()
+        .map_err(|e| format!("cannot serve {}: {e}", args.root.display()))?;
+    let root = files.root().display().to_string();
+
+    let mut server = Server::builder()
+        .listen(args.http.as_str())
+        .listeners_per_address(workers)
+        .shutdown_token(shutdown::global().clone())
+        .shutdown_grace(Duration::from_secs(args.grace_secs));
+    let mut certificate = "";
+    if !args.no_https {
+        let acceptor = match (&args.cert, &args.key) {
+            (Some(cert), Some(key)) => {
+                certificate = "certificate from --cert";
+                TlsAcceptor::from_pem_files(cert, key)?
+            }
+            _ => {
+                certificate = "self-signed certificate for localhost (curl -k)";
+                TlsAcceptor::self_signed(&["localhost", "127.0.0.1", "::1"])?
+            }
+        };
+        server = server.listen_tls(args.https.as_str(), acceptor);
+    }
+    shutdown::listen_for_signals()?;
+    let server = server.start(files)?;
+
+    let urls: Vec<String> = server
+        .local_addrs()
+        .iter()
+        .enumerate()
+        .map(|(i, a)| url(if i == 0 { "http" } else { "https" }, *a))
+        .collect();
+    let tls = if args.no_https {
+        String::new()
+    } else {
+        format!("; {certificate}")
+    };
+    println!(
+        "fileserver: serving {root} on {} with {workers} workers{tls}; Ctrl-C to stop",
+        urls.join(" and ")
+    );
+    server.wait();
+    log::info!("fileserver: stopped");
+    Ok(())
+}
+
+/// A URL a browser on this machine can open (`localhost` for an unspecified address).
+fn url(scheme: &str, addr: SocketAddr) -> String {
+    if addr.ip().is_unspecified() {
+        format!("{scheme}://localhost:{}/", addr.port())
+    } else {
+        format!("{scheme}://{addr}/")
+    }
+}

@@ -1,0 +1,177 @@
+//! [`StaticFiles`]: a [`Handler`] serving a directory tree — confinement, directories, caching
+//! headers, conditional and range requests, gzip — in three steps, after tower-http's
+//! `ServeDir`: validate the path, resolve it to an [`Outcome`](resolve::Outcome), build the
+//! response from the outcome.
+//!
+//! | file | job |
+//! |---|---|
+//! | `path.rs` | request path → relative path (pure): `..`, backslashes, controls, dot-files |
+//! | `open.rs` | [`Root`](open::Root): `openat2` beneath the root, what runs on the fiber and why |
+//! | `resolve.rs` | method, path, open, directory/index/listing, `.gz` sibling → `Outcome` |
+//! | `respond.rs` | `Outcome` → status, headers, body (preconditions, ranges, gzip) |
+//! | `conditional.rs` | If-Match / If-Unmodified-Since / If-None-Match / If-Modified-Since (pure) |
+//! | `meta.rs` | ETag, Last-Modified text, Content-Type (pure) |
+//! | `body.rs` | small bodies read into the response (`preadv2(RWF_NOWAIT)`, else the pool) |
+//! | `listing.rs` | directory entries (on the pool) and their HTML page (pure) |
+
+mod body;
+mod conditional;
+mod listing;
+mod meta;
+mod open;
+mod path;
+mod resolve;
+mod respond;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+pub use body::SMALL_FILE_MAX;
+pub use listing::MAX_ENTRIES as MAX_LISTING_ENTRIES;
+
+use crate::compress;
+use crate::handler::{Handler, HandlerResult};
+use crate::request::Request;
+use crate::response::Response;
+
+/// The file served for a directory, when present.
+pub const INDEX_FILE: &str = "index.html";
+
+/// Settings shared by the resolve and respond steps.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    prefix: String,
+    listing: bool,
+    hidden: bool,
+    symlinks_out: bool,
+    cache_control: Option<String>,
+    precompressed: bool,
+    gzip: Option<compress::Compression>,
+    inline_io: bool,
+}
+
+/// Serves the files under a directory; see the [module docs](self) and the crate README.
+#[derive(Debug)]
+pub struct StaticFiles {
+    root: open::Root,
+    settings: Settings,
+}
+
+/// Configures a [`StaticFiles`]; every setter documents its default.
+#[derive(Debug, Clone)]
+pub struct StaticFilesBuilder {
+    root: PathBuf,
+    settings: Settings,
+}
+
+impl StaticFiles {
+    /// A builder serving `root`.
+    pub fn builder(root: impl AsRef<Path>) -> StaticFilesBuilder {
+        StaticFilesBuilder {
+            root: root.as_ref().to_path_buf(),
+            settings: Settings {
+                prefix: String::new(),
+                listing: false,
+                hidden: false,
+                symlinks_out: false,
+                cache_control: None,
+                precompressed: true,
+                gzip: None,
+                inline_io: true,
+            },
+        }
+    }
+
+    /// Serves `root` with every default.
+    pub fn new(root: impl AsRef<Path>) -> io::Result<StaticFiles> {
+        StaticFiles::builder(root).build()
+    }
+
+    /// The canonical path of the served directory.
+    pub fn root(&self) -> &Path {
+        self.root.path()
+    }
+}
+
+impl StaticFilesBuilder {
+    /// Serves only request paths under `prefix` (e.g. `/static`), mapped with the prefix
+    /// removed; others get 404. Default: none (the whole path maps under the root).
+    pub fn prefix(mut self, prefix: &str) -> Self {
+        self.settings.prefix = path::normalise_prefix(prefix);
+        self
+    }
+
+    /// Lists a directory without `index.html` as an HTML page (otherwise 404). Default: off.
+    pub fn listing(mut self, on: bool) -> Self {
+        self.settings.listing = on;
+        self
+    }
+
+    /// Serves (and lists) names starting with a dot. Default: off (403, not listed).
+    pub fn hidden_files(mut self, on: bool) -> Self {
+        self.settings.hidden = on;
+        self
+    }
+
+    /// Follows symlinks that lead out of the root. Default: off (403).
+    pub fn symlinks_outside_root(mut self, on: bool) -> Self {
+        self.settings.symlinks_out = on;
+        self
+    }
+
+    /// The `Cache-Control` value sent with files (e.g. `public, max-age=3600`). Default: none.
+    pub fn cache_control(mut self, value: Option<&str>) -> Self {
+        self.settings.cache_control = value.map(str::to_string);
+        self
+    }
+
+    /// Serves `name.gz` instead of `name` to clients accepting gzip, when that sibling exists.
+    /// Default: on.
+    pub fn precompressed_gzip(mut self, on: bool) -> Self {
+        self.settings.precompressed = on;
+        self
+    }
+
+    /// Compresses textual files of at least `min_size` bytes on the fly (gzip or deflate as
+    /// the client prefers; no ranges then) when no `.gz` sibling exists; `None` turns it off.
+    /// Default: off.
+    pub fn gzip(mut self, settings: Option<compress::Compression>) -> Self {
+        self.settings.gzip = settings;
+        self
+    }
+
+    /// Lets calls that cannot wait on a device run on the fiber (cached opens, `statx`,
+    /// page-cache reads, closes; see `open.rs`); `false` sends every file-system call through
+    /// the offload pool. Default: on.
+    pub fn inline_io(mut self, on: bool) -> Self {
+        self.settings.inline_io = on;
+        self
+    }
+
+    /// Opens the root (it must be a directory) and probes the kernel's confinement support.
+    pub fn build(self) -> io::Result<StaticFiles> {
+        if self
+            .settings
+            .cache_control
+            .as_deref()
+            .is_some_and(|v| v.bytes().any(|c| c.is_ascii_control()))
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "cache-control value with a control character",
+            ));
+        }
+        Ok(StaticFiles {
+            root: open::Root::open(&self.root)?,
+            settings: self.settings,
+        })
+    }
+}
+
+impl Handler for StaticFiles {
+    fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+        let outcome = resolve::resolve(&self.root, &self.settings, req)?;
+        respond::respond(req, res, outcome, &self.settings)?;
+        Ok(())
+    }
+}

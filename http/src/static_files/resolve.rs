@@ -1,0 +1,166 @@
+//! Request → [`Outcome`]: the method, the path, what is there, and which representation to
+//! send. Every file-system call goes through [`Root`].
+
+use std::borrow::Cow;
+use std::io;
+
+use super::open::{Kind, OpenError, Opened, Root};
+use super::path::{self, Rejection};
+use super::{listing, meta, Settings, INDEX_FILE};
+use crate::compress::{self, Coding};
+use crate::method::Method;
+use crate::request::Request;
+
+/// What a request resolves to.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Neither GET nor HEAD: 405 with `Allow: GET, HEAD`.
+    MethodNotAllowed,
+    /// A path no conforming client sends: 400.
+    BadRequest,
+    /// Nothing to serve: 404.
+    NotFound,
+    /// Refused by policy or permissions: 403.
+    Forbidden,
+    /// A directory asked for without its trailing slash: 301 to this location.
+    Redirect(String),
+    /// A directory listing page (HTML).
+    Listing(String),
+    /// A file to send.
+    File(Served),
+}
+
+/// How a file's bytes are encoded on the way out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Encoding {
+    /// As stored.
+    Identity,
+    /// The stored `.gz` sibling, sent with `Content-Encoding: gzip`.
+    Precompressed,
+    /// Compressed on the fly in the negotiated coding.
+    Compress,
+}
+
+/// A file chosen for the response.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub opened: Opened,
+    pub content_type: Cow<'static, str>,
+    pub encoding: Encoding,
+    /// Whether the answer depends on `Accept-Encoding` (another client could get another
+    /// encoding).
+    pub vary: bool,
+}
+
+/// Resolves `req` against the root.
+pub(crate) fn resolve(root: &Root, s: &Settings, req: &Request<'_>) -> io::Result<Outcome> {
+    if !matches!(req.method(), Method::Get | Method::Head) {
+        return Ok(Outcome::MethodNotAllowed);
+    }
+    let rel = match path::validate(req.path(), &s.prefix, s.hidden) {
+        Ok(r) => r,
+        Err(Rejection::Malformed) => return Ok(Outcome::BadRequest),
+        Err(Rejection::Hidden) => return Ok(Outcome::Forbidden),
+        Err(Rejection::OutsidePrefix) => return Ok(Outcome::NotFound),
+    };
+    let opened = match open(root, s, &rel.rel)? {
+        Ok(o) => o,
+        Err(other) => return Ok(other),
+    };
+    match opened.stat.kind {
+        Kind::File if rel.trailing_slash => Ok(Outcome::NotFound),
+        Kind::File => file(root, s, req, opened, &rel.rel),
+        Kind::Other => Ok(Outcome::Forbidden),
+        Kind::Directory if !rel.trailing_slash => Ok(Outcome::Redirect(path::directory_location(
+            &s.prefix,
+            &rel.rel,
+            req.query(),
+        ))),
+        Kind::Directory => {
+            drop(opened);
+            directory(root, s, req, &rel.rel)
+        }
+    }
+}
+
+/// Opens `rel`, mapping "nothing to serve" to its outcome.
+fn open(root: &Root, s: &Settings, rel: &str) -> io::Result<Result<Opened, Outcome>> {
+    match root.open_rel(rel, s.symlinks_out, s.inline_io) {
+        Ok(o) => Ok(Ok(o)),
+        Err(OpenError::NotFound) => Ok(Err(Outcome::NotFound)),
+        Err(OpenError::Forbidden) => Ok(Err(Outcome::Forbidden)),
+        Err(OpenError::Io(e)) => Err(e),
+    }
+}
+
+/// A directory with its trailing slash: its index file, its listing, or 404.
+fn directory(root: &Root, s: &Settings, req: &Request<'_>, rel: &str) -> io::Result<Outcome> {
+    let index = if rel.is_empty() {
+        INDEX_FILE.to_string()
+    } else {
+        format!("{rel}/{INDEX_FILE}")
+    };
+    match open(root, s, &index)? {
+        Ok(o) if o.stat.kind == Kind::File => return file(root, s, req, o, &index),
+        Ok(_) | Err(Outcome::NotFound) => {}
+        Err(other) => return Ok(other),
+    }
+    if !s.listing {
+        return Ok(Outcome::NotFound);
+    }
+    let (entries, left_out) = match root.list(rel, s.symlinks_out, s.hidden) {
+        Ok(l) => l,
+        Err(OpenError::NotFound) => return Ok(Outcome::NotFound),
+        Err(OpenError::Forbidden) => return Ok(Outcome::Forbidden),
+        Err(OpenError::Io(e)) => return Err(e),
+    };
+    let mut dir_path = s.prefix.clone();
+    dir_path.push('/');
+    if !rel.is_empty() {
+        dir_path.push_str(rel);
+        dir_path.push('/');
+    }
+    Ok(Outcome::Listing(listing::render(
+        &dir_path, entries, left_out,
+    )))
+}
+
+/// A regular file: picks the representation (stored, `.gz` sibling, compressed on the fly).
+fn file(
+    root: &Root,
+    s: &Settings,
+    req: &Request<'_>,
+    opened: Opened,
+    rel: &str,
+) -> io::Result<Outcome> {
+    let content_type = meta::content_type(rel);
+    let compressible = compress::is_compressible(content_type.as_bytes());
+    let coding = compress::negotiate(req.header("accept-encoding"));
+    if s.precompressed && coding == Coding::Gzip {
+        if let Ok(Ok(gz)) = open(root, s, &format!("{rel}.gz")) {
+            if gz.stat.kind == Kind::File {
+                return Ok(Outcome::File(Served {
+                    opened: gz,
+                    content_type,
+                    encoding: Encoding::Precompressed,
+                    vary: true,
+                }));
+            }
+        }
+    }
+    let on_the_fly = s
+        .gzip
+        .as_ref()
+        .is_some_and(|g| compressible && opened.stat.size >= g.min_size as u64);
+    let encoding = if on_the_fly && coding != Coding::Identity {
+        Encoding::Compress
+    } else {
+        Encoding::Identity
+    };
+    Ok(Outcome::File(Served {
+        opened,
+        content_type,
+        encoding,
+        vary: on_the_fly,
+    }))
+}

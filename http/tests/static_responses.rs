@@ -1,0 +1,501 @@
+//! StaticFiles status codes and headers, one scenario per test: 200 with its headers, HEAD,
+//! 404/403/405/301, index files, listings, content types, Cache-Control, conditional requests
+//! (304/412), ranges (206, multipart, 416, If-Range), the precompressed `.gz` sibling and
+//! on-the-fly gzip, and a mount prefix inside a Router.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::SocketAddr;
+
+use common::files::{serve, small_bytes, text_bytes, tree, SMALL_LEN};
+use common::*;
+use moria_http::compress::Compression;
+use moria_http::{Router, Server, StaticFiles};
+
+fn request(addr: SocketAddr, method: &str, target: &str, headers: &[&str]) -> Resp {
+    let mut raw = format!("{method} {target} HTTP/1.1\r\nHost: localhost\r\n");
+    for h in headers {
+        raw.push_str(h);
+        raw.push_str("\r\n");
+    }
+    raw.push_str("\r\n");
+    let mut s = connect(addr);
+    s.write_all(raw.as_bytes()).unwrap();
+    read_response(&mut s, method == "HEAD").expect("a response")
+}
+
+fn get(addr: SocketAddr, target: &str, headers: &[&str]) -> Resp {
+    request(addr, "GET", target, headers)
+}
+
+fn gunzip(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    flate2::read::GzDecoder::new(data)
+        .read_to_end(&mut out)
+        .unwrap();
+    out
+}
+
+#[test]
+fn small_file_has_every_header() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let r = get(server.local_addr(), "/small.bin", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, small_bytes());
+    assert_eq!(r.header("content-length"), Some("1312"));
+    assert_eq!(r.header("content-type"), Some("application/octet-stream"));
+    assert_eq!(r.header("accept-ranges"), Some("bytes"));
+    let etag = r.header("etag").unwrap();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    let lm = r.header("last-modified").unwrap();
+    assert!(httpdate::parse_http_date(lm).is_ok(), "{lm}");
+    assert!(r.header("cache-control").is_none());
+    assert!(r.header("vary").is_none());
+    server.shutdown();
+}
+
+#[test]
+fn large_file_goes_out_whole_with_the_same_headers() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let r = get(server.local_addr(), "/big.txt", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.body, text_bytes(300_000));
+    assert_eq!(r.header("content-length"), Some("300000"));
+    assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
+    assert!(r.header("etag").is_some() && r.header("last-modified").is_some());
+    server.shutdown();
+}
+
+#[test]
+fn head_has_the_get_headers_and_no_body() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    for target in ["/small.bin", "/big.txt"] {
+        let g = get(addr, target, &[]);
+        let h = request(addr, "HEAD", target, &[]);
+        assert_eq!(h.status, 200);
+        for name in [
+            "content-length",
+            "content-type",
+            "etag",
+            "last-modified",
+            "accept-ranges",
+        ] {
+            assert_eq!(h.header(name), g.header(name), "{target} {name}");
+        }
+    }
+    // Nothing follows the HEAD answer: the next answer on the connection is the GET's.
+    let mut s = connect(addr);
+    s.write_all(
+        b"HEAD /small.bin HTTP/1.1\r\nHost: a\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: a\r\n\r\n",
+    )
+    .unwrap();
+    assert_eq!(read_response(&mut s, true).unwrap().status, 200);
+    assert_eq!(
+        read_response(&mut s, false).unwrap().text(),
+        "hello world\n"
+    );
+    server.shutdown();
+}
+
+#[test]
+fn empty_file_is_an_empty_200() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let r = get(server.local_addr(), "/empty.txt", &[]);
+    assert_eq!((r.status, r.header("content-length")), (200, Some("0")));
+    server.shutdown();
+}
+
+#[test]
+fn error_statuses() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    assert_eq!(get(addr, "/missing.txt", &[]).status, 404);
+    assert_eq!(get(addr, "/hello.txt/", &[]).status, 404);
+    assert_eq!(get(addr, "/.env", &[]).status, 403);
+    assert_eq!(get(addr, "/out-link", &[]).status, 403);
+    assert_eq!(get(addr, "/fifo", &[]).status, 403);
+    assert_eq!(get(addr, "/a/../hello.txt", &[]).status, 400);
+    for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"] {
+        let r = request(addr, method, "/hello.txt", &["Content-Length: 0"]);
+        assert_eq!(
+            (r.status, r.header("allow")),
+            (405, Some("GET, HEAD")),
+            "{method}"
+        );
+    }
+    server.shutdown();
+}
+
+#[test]
+fn unreadable_file_is_forbidden() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = tree();
+    let p = t.path("locked.txt");
+    std::fs::write(&p, "locked").unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&p).is_ok() {
+        eprintln!("running as a user that ignores file permissions (root): skipped");
+        return;
+    }
+    let server = serve(&t.root(), |b| b);
+    assert_eq!(get(server.local_addr(), "/locked.txt", &[]).status, 403);
+    server.shutdown();
+}
+
+#[test]
+fn hidden_files_are_served_when_allowed() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b.hidden_files(true));
+    let r = get(server.local_addr(), "/.env", &[]);
+    assert_eq!((r.status, r.text().as_str()), (200, common::files::HIDDEN));
+    server.shutdown();
+}
+
+#[test]
+fn directory_without_slash_redirects_keeping_the_query() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let r = get(addr, "/docs?x=1", &[]);
+    assert_eq!((r.status, r.header("location")), (301, Some("/docs/?x=1")));
+    let r = get(addr, "//docs", &[]);
+    assert_eq!(r.header("location"), Some("/docs/"));
+    server.shutdown();
+}
+
+#[test]
+fn directory_serves_its_index_file() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let r = get(server.local_addr(), "/docs/", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.text(), "<p>docs index</p>\n");
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    server.shutdown();
+}
+
+#[test]
+fn empty_directory_without_index_no_information_leak() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    for target in ["/empty/", "/list/", "/"] {
+        let r = get(addr, target, &[]);
+        assert_eq!(
+            (r.status, r.text().as_str()),
+            (404, "404 Not Found\n"),
+            "{target}"
+        );
+    }
+    server.shutdown();
+}
+
+#[test]
+fn listing_is_sorted_escaped_and_linked() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b.listing(true));
+    let r = get(server.local_addr(), "/list/", &[]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
+    let html = r.text();
+    assert!(html.contains("Index of /list/"));
+    assert!(html.contains("href=\"sub/\">sub/</a>"));
+    assert!(html.contains("href=\"b%20b.txt\">b b.txt</a></td><td>2</td>"));
+    assert!(html.contains("&lt;x&gt;&amp;.txt</a>"));
+    assert!(!html.contains("<x>"));
+    let pos = |s: &str| html.find(s).unwrap();
+    assert!(pos(">sub/<") < pos(">a.txt<") && pos(">a.txt<") < pos(">b b.txt<"));
+    // The links work.
+    let b = get(server.local_addr(), "/list/b%20b.txt", &[]);
+    assert_eq!(b.text(), "bb");
+    server.shutdown();
+}
+
+#[test]
+fn content_types_follow_the_extension() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    for (target, ct) in [
+        ("/hello.txt", "text/plain; charset=utf-8"),
+        ("/page.html", "text/html; charset=utf-8"),
+        ("/style.css", "text/css; charset=utf-8"),
+        ("/app.js", "text/javascript; charset=utf-8"),
+        ("/data.json", "application/json; charset=utf-8"),
+        ("/image.png", "image/png"),
+        ("/noext", "application/octet-stream"),
+        ("/caf%C3%A9.txt", "text/plain; charset=utf-8"),
+    ] {
+        let r = get(addr, target, &[]);
+        assert_eq!(
+            (r.status, r.header("content-type")),
+            (200, Some(ct)),
+            "{target}"
+        );
+    }
+    server.shutdown();
+}
+
+#[test]
+fn cache_control_is_configurable() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b.cache_control(Some("public, max-age=60")));
+    let r = get(server.local_addr(), "/hello.txt", &[]);
+    assert_eq!(r.header("cache-control"), Some("public, max-age=60"));
+    let etag = r.header("etag").unwrap().to_string();
+    let r = get(
+        server.local_addr(),
+        "/hello.txt",
+        &[&format!("If-None-Match: {etag}")],
+    );
+    assert_eq!(
+        (r.status, r.header("cache-control")),
+        (304, Some("public, max-age=60"))
+    );
+    assert!(StaticFiles::builder(t.root())
+        .cache_control(Some("a\r\nb"))
+        .build()
+        .is_err());
+    server.shutdown();
+}
+
+#[test]
+fn conditional_requests() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let first = get(addr, "/hello.txt", &[]);
+    let etag = first.header("etag").unwrap().to_string();
+    let lm = first.header("last-modified").unwrap().to_string();
+    let st = |h: &str| get(addr, "/hello.txt", &[h]);
+
+    let r = st(&format!("If-None-Match: {etag}"));
+    assert_eq!((r.status, r.header("etag")), (304, Some(etag.as_str())));
+    assert!(r.body.is_empty() && r.header("content-length").is_none());
+    assert_eq!(st(&format!("If-None-Match: \"x\", W/{etag}")).status, 304);
+    assert_eq!(st("If-None-Match: *").status, 304);
+    assert_eq!(st("If-None-Match: \"other\"").status, 200);
+    assert_eq!(st(&format!("If-Modified-Since: {lm}")).status, 304);
+    assert_eq!(
+        st("If-Modified-Since: Sat, 01 Jan 2000 00:00:00 GMT").status,
+        200
+    );
+    assert_eq!(st("If-Modified-Since: not a date").status, 200);
+
+    assert_eq!(st(&format!("If-Match: {etag}")).status, 200);
+    assert_eq!(st("If-Match: *").status, 200);
+    assert_eq!(st("If-Match: \"other\"").status, 412);
+    assert_eq!(st(&format!("If-Match: W/{etag}")).status, 412);
+    assert_eq!(st(&format!("If-Unmodified-Since: {lm}")).status, 200);
+    assert_eq!(
+        st("If-Unmodified-Since: Sat, 01 Jan 2000 00:00:00 GMT").status,
+        412
+    );
+
+    // If-None-Match overrides If-Modified-Since.
+    let r = get(
+        addr,
+        "/hello.txt",
+        &[
+            "If-None-Match: \"other\"",
+            &format!("If-Modified-Since: {lm}"),
+        ],
+    );
+    assert_eq!(r.status, 200);
+    // A HEAD gets the same decisions.
+    assert_eq!(
+        request(
+            addr,
+            "HEAD",
+            "/hello.txt",
+            &[&format!("If-None-Match: {etag}")]
+        )
+        .status,
+        304
+    );
+    server.shutdown();
+}
+
+#[test]
+fn a_changed_file_gets_a_new_etag() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let before = get(addr, "/hello.txt", &[])
+        .header("etag")
+        .unwrap()
+        .to_string();
+    std::fs::write(t.path("hello.txt"), "hello again\n").unwrap();
+    let r = get(addr, "/hello.txt", &[&format!("If-None-Match: {before}")]);
+    assert_eq!((r.status, r.text().as_str()), (200, "hello again\n"));
+    assert_ne!(r.header("etag"), Some(before.as_str()));
+    server.shutdown();
+}
+
+#[test]
+fn ranges() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let data = small_bytes();
+    for (target, data) in [
+        ("/small.bin", data.clone()),
+        ("/big.txt", text_bytes(300_000)),
+    ] {
+        let size = data.len();
+        let r = get(addr, target, &["Range: bytes=10-19"]);
+        assert_eq!(r.status, 206, "{target}");
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes 10-19/{size}").as_str())
+        );
+        assert_eq!(r.body, data[10..20]);
+        let r = get(addr, target, &["Range: bytes=-5"]);
+        assert_eq!(r.body, data[size - 5..]);
+        let r = get(addr, target, &[&format!("Range: bytes={size}-")]);
+        assert_eq!(r.status, 416);
+        assert_eq!(
+            r.header("content-range"),
+            Some(format!("bytes */{size}").as_str())
+        );
+        let r = get(addr, target, &["Range: bytes=0-1,100-101"]);
+        assert_eq!(r.status, 206);
+        let ct = r.header("content-type").unwrap();
+        assert!(ct.starts_with("multipart/byteranges; boundary="), "{ct}");
+        let text = String::from_utf8_lossy(&r.body).into_owned();
+        assert!(text.contains(&format!("Content-Range: bytes 0-1/{size}")));
+        assert!(text.contains(&format!("Content-Range: bytes 100-101/{size}")));
+        assert_eq!(get(addr, target, &["Range: items=0-1"]).status, 200);
+    }
+    server.shutdown();
+}
+
+#[test]
+fn if_range_applies_the_range_only_to_the_current_version() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let first = get(addr, "/small.bin", &[]);
+    let etag = first.header("etag").unwrap().to_string();
+    let lm = first.header("last-modified").unwrap().to_string();
+    let r = get(
+        addr,
+        "/small.bin",
+        &["Range: bytes=0-9", &format!("If-Range: {etag}")],
+    );
+    assert_eq!((r.status, r.body.len()), (206, 10));
+    let r = get(
+        addr,
+        "/small.bin",
+        &["Range: bytes=0-9", &format!("If-Range: {lm}")],
+    );
+    assert_eq!(r.status, 206);
+    let r = get(
+        addr,
+        "/small.bin",
+        &["Range: bytes=0-9", "If-Range: \"stale\""],
+    );
+    assert_eq!((r.status, r.body.len()), (200, SMALL_LEN));
+    server.shutdown();
+}
+
+#[test]
+fn precompressed_sibling_for_gzip_clients_only() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b);
+    let addr = server.local_addr();
+    let r = get(addr, "/pre.css", &["Accept-Encoding: gzip, deflate"]);
+    assert_eq!(r.status, 200);
+    assert_eq!(r.header("content-encoding"), Some("gzip"));
+    assert_eq!(r.header("content-type"), Some("text/css; charset=utf-8"));
+    assert_eq!(r.header("vary"), Some("Accept-Encoding"));
+    assert_eq!(gunzip(&r.body), text_bytes(5_000));
+    let gz_etag = r.header("etag").unwrap().to_string();
+    let plain = get(addr, "/pre.css", &[]);
+    assert_eq!(plain.body, text_bytes(5_000));
+    assert!(plain.header("content-encoding").is_none());
+    assert_ne!(plain.header("etag"), Some(gz_etag.as_str()));
+    let r = get(
+        addr,
+        "/pre.css",
+        &[
+            "Accept-Encoding: gzip",
+            &format!("If-None-Match: {gz_etag}"),
+        ],
+    );
+    assert_eq!(r.status, 304);
+    let off = serve(&t.root(), |b| b.precompressed_gzip(false));
+    let r = get(off.local_addr(), "/pre.css", &["Accept-Encoding: gzip"]);
+    assert!(r.header("content-encoding").is_none());
+    server.shutdown();
+    off.shutdown();
+}
+
+#[test]
+fn gzip_on_the_fly_for_text() {
+    let t = tree();
+    let server = serve(&t.root(), |b| b.gzip(Some(Compression::default())));
+    let addr = server.local_addr();
+    for (target, data) in [
+        ("/text.txt", text_bytes(20_000)),
+        ("/big.txt", text_bytes(300_000)),
+    ] {
+        let r = get(addr, target, &["Accept-Encoding: gzip"]);
+        assert_eq!(r.status, 200, "{target}");
+        assert_eq!(r.header("content-encoding"), Some("gzip"));
+        assert_eq!(r.header("vary"), Some("Accept-Encoding"));
+        assert!(r.header("etag").unwrap().starts_with("W/"));
+        assert_eq!(gunzip(&r.body), data);
+        let plain = get(addr, target, &[]);
+        assert_eq!(
+            (plain.body.len(), plain.header("vary")),
+            (data.len(), Some("Accept-Encoding"))
+        );
+    }
+    // Not for binary types nor tiny files.
+    let r = get(addr, "/small.bin", &["Accept-Encoding: gzip"]);
+    assert!(r.header("content-encoding").is_none());
+    let r = get(addr, "/hello.txt", &["Accept-Encoding: gzip"]);
+    assert!(r.header("content-encoding").is_none());
+    server.shutdown();
+}
+
+#[test]
+fn mounted_under_a_prefix_in_a_router() {
+    let t = tree();
+    let files = StaticFiles::builder(t.root())
+        .prefix("/static/")
+        .build()
+        .unwrap();
+    let router = Router::new().get("/static/*path", files).get(
+        "/",
+        |_: &mut moria_http::Request<'_>, res: &mut moria_http::Response| {
+            res.body("home");
+            Ok(())
+        },
+    );
+    let server = start(Server::builder(), router);
+    let addr = server.local_addr();
+    assert_eq!(get(addr, "/static/hello.txt", &[]).text(), "hello world\n");
+    assert_eq!(
+        get(addr, "/static/docs", &[]).header("location"),
+        Some("/static/docs/")
+    );
+    assert_eq!(get(addr, "/", &[]).text(), "home");
+    assert_eq!(get(addr, "/hello.txt", &[]).status, 404);
+    server.shutdown();
+}
+
+#[test]
+fn root_must_be_a_directory() {
+    let t = tree();
+    assert!(StaticFiles::new(t.path("hello.txt")).is_err());
+    assert!(StaticFiles::new(t.path("missing")).is_err());
+}
