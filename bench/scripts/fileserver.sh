@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# File server bench: moria's `fileserver` example vs nginx serving the same 1312-byte file
-# (the file size of Mordor's siege benchmark), on loopback, over HTTP and HTTPS.
+# File server bench: moria's `fileserver` example vs nginx serving the same file (by default 1312
+# bytes, the file size of Mordor's siege benchmark), on loopback, over HTTP and HTTPS.
 #
 # Each server gets one worker pinned to CPU $SERVER_CPU; the load generator is pinned to CPU
 # $CLIENT_CPU. Loads: wrk -t1 -c100 and -c500 (keep-alive, 10 s), and siege -b -c500 -t10S
@@ -13,6 +13,9 @@
 #   bench/scripts/fileserver.sh [RUNS=3] [SECONDS=10]
 #   ONLY="wrk100" bench/scripts/fileserver.sh    # only rows whose load name matches
 #   MORIA_FLAGS="--no-inline-io" ...              # extra fileserver flags
+#   SIZE=1048576 ...                              # another file size (bytes)
+#   CACHE=10 ...                                  # both servers keep open files for 10 s
+#                                                 # (--cache-secs / open_file_cache)
 set -euo pipefail
 RUNS=${1:-3}
 SECS=${2:-10}
@@ -20,6 +23,14 @@ SERVER_CPU=${SERVER_CPU:-0}
 CLIENT_CPU=${CLIENT_CPU:-1}
 ONLY=${ONLY:-}
 MORIA_FLAGS=${MORIA_FLAGS:-}
+SIZE=${SIZE:-1312}
+CACHE=${CACHE:-0}
+NGINX_CACHE=""
+if [ "$CACHE" -gt 0 ]; then
+  MORIA_FLAGS="$MORIA_FLAGS --cache-secs $CACHE"
+  NGINX_CACHE="open_file_cache max=1024 inactive=60s; open_file_cache_valid ${CACHE}s;"
+fi
+FILE=file$SIZE
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 BIN=$ROOT/target/release/fileserver
 P_HTTP=18180 P_HTTPS=18543 N_HTTP=18181 N_HTTPS=18544
@@ -41,7 +52,7 @@ cargo build --release -q -p moria-examples --bin fileserver
 WORK=$(mktemp -d /tmp/moria-fileserver-bench.XXXXXX)
 chmod 755 "$WORK" # nginx workers run as an unprivileged user
 mkdir -p "$WORK/www" "$WORK/nginx"
-head -c 1312 /dev/urandom >"$WORK/www/file1312"
+head -c "$SIZE" /dev/urandom >"$WORK/www/$FILE"
 openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 \
   -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
 
@@ -62,6 +73,7 @@ http {
   keepalive_timeout 60s;
   keepalive_requests 100000000;
   gzip_static on;
+  $NGINX_CACHE
   ssl_protocols TLSv1.2 TLSv1.3;
   ssl_certificate $WORK/cert.pem;
   ssl_certificate_key $WORK/key.pem;
@@ -107,8 +119,8 @@ for port in $P_HTTP $P_HTTPS $N_HTTP $N_HTTPS; do
     sleep 0.1
   done
 done
-curl -sf -o /dev/null "http://127.0.0.1:$P_HTTP/file1312" || { cat "$WORK/moria.log"; exit 1; }
-curl -sf -o /dev/null "http://127.0.0.1:$N_HTTP/file1312" || { cat "$WORK/nginx.log" "$WORK/nginx/error.log"; exit 1; }
+curl -sf -o /dev/null "http://127.0.0.1:$P_HTTP/$FILE" || { cat "$WORK/moria.log"; exit 1; }
+curl -sf -o /dev/null "http://127.0.0.1:$N_HTTP/$FILE" || { cat "$WORK/nginx.log" "$WORK/nginx/error.log"; exit 1; }
 
 pids_of() { # server -> its process ids (nginx: master and workers)
   if [ "$1" = moria ]; then echo $MORIA; else echo $NGINX $(pgrep -P $NGINX); fi
@@ -129,7 +141,7 @@ run() {
     moria/http) port=$P_HTTP ;; moria/https) port=$P_HTTPS ;;
     nginx/http) port=$N_HTTP ;; nginx/https) port=$N_HTTPS ;;
   esac
-  url="$proto://127.0.0.1:$port/file1312"
+  url="$proto://127.0.0.1:$port/$FILE"
   before=$(cpu_ticks "$server")
   case "$load" in
     wrk*)
@@ -178,6 +190,7 @@ for proto in http https; do
 done
 
 echo
+echo "file: $SIZE bytes; moria flags: ${MORIA_FLAGS:-none}; nginx extra: ${NGINX_CACHE:-none}"
 echo "machine: $(lscpu | awk -F: '/Model name/ {gsub(/^ +/, "", $2); print $2}'), $(nproc) CPUs," \
   "$(uname -r), $(nginx -v 2>&1 | sed 's/.*: //'), $(wrk --version 2>&1 | head -1 | cut -d' ' -f1-2)," \
   "$(siege --version 2>&1 | head -1); load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -499,3 +499,42 @@ fn root_must_be_a_directory() {
     assert!(StaticFiles::new(t.path("hello.txt")).is_err());
     assert!(StaticFiles::new(t.path("missing")).is_err());
 }
+
+#[test]
+fn open_file_cache_serves_the_kept_file_until_its_validity_ends() {
+    use std::time::Duration;
+    let t = tree();
+    let kept = serve(&t.root(), |b| {
+        b.open_file_cache(Some(Duration::from_secs(3600)))
+    });
+    let fresh = serve(&t.root(), |b| b.open_file_cache(Some(Duration::ZERO)));
+    let (k, f) = (kept.local_addr(), fresh.local_addr());
+    let before = get(k, "/hello.txt", &[]);
+    assert_eq!(get(f, "/hello.txt", &[]).text(), "hello world\n");
+    // Replace the file by rename: a new inode, as deployment tools do.
+    std::fs::write(t.path("hello.new"), "brand new content\n").unwrap();
+    std::fs::rename(t.path("hello.new"), t.path("hello.txt")).unwrap();
+    let cached = get(k, "/hello.txt", &[]);
+    assert_eq!(cached.text(), "hello world\n");
+    assert_eq!(cached.header("etag"), before.header("etag"));
+    assert_eq!(get(f, "/hello.txt", &[]).text(), "brand new content\n");
+    // Range requests never use the cache.
+    let r = get(k, "/hello.txt", &["Range: bytes=0-4"]);
+    assert_eq!((r.status, r.text().as_str()), (206, "brand"));
+    // HEAD, conditionals and the precompressed sibling work from the cache too.
+    assert_eq!(
+        request(k, "HEAD", "/hello.txt", &[]).header("content-length"),
+        Some("12")
+    );
+    let etag = before.header("etag").unwrap();
+    assert_eq!(
+        get(k, "/hello.txt", &[&format!("If-None-Match: {etag}")]).status,
+        304
+    );
+    for _ in 0..2 {
+        let gz = get(k, "/pre.css", &["Accept-Encoding: gzip"]);
+        assert_eq!(gunzip(&gz.body), text_bytes(5_000));
+    }
+    kept.shutdown();
+    fresh.shutdown();
+}

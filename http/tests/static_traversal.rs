@@ -3,7 +3,8 @@
 //! overlong UTF-8, Unicode dot look-alikes, absolute paths, symlinks out of the root, hidden
 //! files). No answer may contain the secret, the hidden file or `/etc/passwd`, every answer is a
 //! 4xx (or no answer at all for a target the parser drops), and the server still serves a
-//! normal file afterwards — with the fast path on and with every call offloaded.
+//! normal file afterwards — with the fast path on, with every call offloaded, and with the
+//! open-file cache.
 
 mod common;
 
@@ -111,10 +112,14 @@ fn contains(hay: &[u8], needle: &str) -> bool {
     hay.windows(needle.len()).any(|w| w == needle.as_bytes())
 }
 
-fn run_corpus(inline: bool) {
+fn run_corpus(inline: bool, cache: bool) {
     assert!(CORPUS.len() >= 60, "{} payloads", CORPUS.len());
     let t = tree();
-    let server = serve(&t.root(), |b| b.inline_io(inline).listing(true));
+    let server = serve(&t.root(), |b| {
+        b.inline_io(inline)
+            .listing(true)
+            .open_file_cache(cache.then(|| std::time::Duration::from_secs(60)))
+    });
     let addr = server.local_addr();
     for target in CORPUS {
         let out = probe(addr, target);
@@ -135,12 +140,17 @@ fn run_corpus(inline: bool) {
 
 #[test]
 fn traversal_corpus_never_reaches_outside_the_root() {
-    run_corpus(true);
+    run_corpus(true, false);
+}
+
+#[test]
+fn traversal_corpus_with_the_open_file_cache() {
+    run_corpus(true, true);
 }
 
 #[test]
 fn traversal_corpus_with_every_call_offloaded() {
-    run_corpus(false);
+    run_corpus(false, false);
 }
 
 #[test]

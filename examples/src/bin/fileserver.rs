@@ -56,6 +56,9 @@ struct Args {
     /// Cache-Control value sent with every file (default: none).
     #[arg(long, env = "MORIA_CACHE_CONTROL")]
     cache_control: Option<String>,
+    /// Keep small files open for this many seconds between checks (0: no open-file cache).
+    #[arg(long, env = "MORIA_CACHE_SECS", default_value_t = 0)]
+    cache_secs: u64,
     /// Log one line per request (target `moria_http::access`).
     #[arg(long, env = "MORIA_ACCESS_LOG")]
     access_log: bool,
@@ -87,6 +90,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .gzip(args.gzip.then(Compression::default))
         .cache_control(args.cache_control.as_deref())
         .inline_io(!args.no_inline_io)
+        .open_file_cache((args.cache_secs > 0).then(|| Duration::from_secs(args.cache_secs)))
         .build()
         .map_err(|e| format!("cannot serve {}: {e}", args.root.display()))?;
     let root = files.root().display().to_string();

@@ -20,30 +20,8 @@ pub(crate) fn read_small(opened: &Opened, size: usize, buf: &mut Vec<u8>) -> io:
     buf.clear();
     buf.resize(size, 0);
     let got = match &opened.handle {
-        Handle::Inline(f) => {
-            let mut got = match rustix::io::preadv2(
-                f,
-                &mut [IoSliceMut::new(buf)],
-                0,
-                ReadWriteFlags::NOWAIT,
-            ) {
-                Ok(n) => n,
-                // Not in the page cache, or RWF_NOWAIT unsupported here: read on the pool.
-                Err(Errno::AGAIN | Errno::OPNOTSUPP | Errno::INVAL) => 0,
-                Err(e) => return Err(e.into()),
-            };
-            if got < size {
-                let file = f.try_clone()?;
-                let mut rest = buf.split_off(got);
-                let (back, n) = blocking_io(move || {
-                    let n = read_full_at(&file, &mut rest, got as u64)?;
-                    Ok((rest, n))
-                })?;
-                buf.extend_from_slice(&back[..n]);
-                got += n;
-            }
-            got
-        }
+        Handle::Inline(f) => read_inline(f, size, buf)?,
+        Handle::Shared(f) => read_inline(f, size, buf)?,
         Handle::Offloaded(f) => {
             let mut got = 0;
             while got < size {
@@ -57,6 +35,28 @@ pub(crate) fn read_small(opened: &Opened, size: usize, buf: &mut Vec<u8>) -> io:
     };
     buf.truncate(got);
     Ok(())
+}
+
+/// The fast path: what the page cache holds without waiting, the rest on the pool.
+fn read_inline(f: &std::fs::File, size: usize, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let mut got =
+        match rustix::io::preadv2(f, &mut [IoSliceMut::new(buf)], 0, ReadWriteFlags::NOWAIT) {
+            Ok(n) => n,
+            // Not in the page cache, or RWF_NOWAIT unsupported here: read on the pool.
+            Err(Errno::AGAIN | Errno::OPNOTSUPP | Errno::INVAL) => 0,
+            Err(e) => return Err(e.into()),
+        };
+    if got < size {
+        let file = f.try_clone()?;
+        let mut rest = buf.split_off(got);
+        let (back, n) = blocking_io(move || {
+            let n = read_full_at(&file, &mut rest, got as u64)?;
+            Ok((rest, n))
+        })?;
+        buf.extend_from_slice(&back[..n]);
+        got += n;
+    }
+    Ok(got)
 }
 
 /// `pread` until `buf` is full or the file ends; returns the bytes read.

@@ -11,10 +11,12 @@
 //! | `respond.rs` | `Outcome` → status, headers, body (preconditions, ranges, gzip) |
 //! | `conditional.rs` | If-Match / If-Unmodified-Since / If-None-Match / If-Modified-Since (pure) |
 //! | `meta.rs` | ETag, Last-Modified text, Content-Type (pure) |
+//! | `cache.rs` | the opt-in open-file cache for small files |
 //! | `body.rs` | small bodies read into the response (`preadv2(RWF_NOWAIT)`, else the pool) |
 //! | `listing.rs` | directory entries (on the pool) and their HTML page (pure) |
 
 mod body;
+mod cache;
 mod conditional;
 mod listing;
 mod meta;
@@ -25,8 +27,11 @@ mod respond;
 
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 pub use body::SMALL_FILE_MAX;
+pub use cache::MAX_CACHED_FILES;
 pub use listing::MAX_ENTRIES as MAX_LISTING_ENTRIES;
 
 use crate::compress;
@@ -48,6 +53,7 @@ pub(crate) struct Settings {
     precompressed: bool,
     gzip: Option<compress::Compression>,
     inline_io: bool,
+    cache: Option<Duration>,
 }
 
 /// Serves the files under a directory; see the [module docs](self) and the crate README.
@@ -55,6 +61,7 @@ pub(crate) struct Settings {
 pub struct StaticFiles {
     root: open::Root,
     settings: Settings,
+    cache: Option<Arc<cache::FileCache>>,
 }
 
 /// Configures a [`StaticFiles`]; every setter documents its default.
@@ -78,6 +85,7 @@ impl StaticFiles {
                 precompressed: true,
                 gzip: None,
                 inline_io: true,
+                cache: None,
             },
         }
     }
@@ -148,6 +156,16 @@ impl StaticFilesBuilder {
         self
     }
 
+    /// Keeps small files (up to [`SMALL_FILE_MAX`]) open with their metadata for `valid_for`
+    /// after each check, so repeated requests skip the open, stat and close (at most
+    /// [`MAX_CACHED_FILES`]; requests with a Range header bypass it). A file changed within the
+    /// window is served with its old metadata, like nginx's `open_file_cache_valid`. `None`
+    /// turns it off. Default: off.
+    pub fn open_file_cache(mut self, valid_for: Option<Duration>) -> Self {
+        self.settings.cache = valid_for;
+        self
+    }
+
     /// Opens the root (it must be a directory) and probes the kernel's confinement support.
     pub fn build(self) -> io::Result<StaticFiles> {
         if self
@@ -163,6 +181,10 @@ impl StaticFilesBuilder {
         }
         Ok(StaticFiles {
             root: open::Root::open(&self.root)?,
+            cache: self
+                .settings
+                .cache
+                .map(|d| Arc::new(cache::FileCache::new(d))),
             settings: self.settings,
         })
     }
@@ -170,7 +192,7 @@ impl StaticFilesBuilder {
 
 impl Handler for StaticFiles {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
-        let outcome = resolve::resolve(&self.root, &self.settings, req)?;
+        let outcome = resolve::resolve(&self.root, &self.settings, self.cache.as_deref(), req)?;
         respond::respond(req, res, outcome, &self.settings)?;
         Ok(())
     }

@@ -26,7 +26,7 @@
 
 use std::fs;
 use std::io;
-use std::os::fd::OwnedFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -131,6 +131,9 @@ pub(crate) enum Handle {
     Inline(fs::File),
     /// Anywhere else, or with the fast path turned off.
     Offloaded(moria_streams::File),
+    /// A small fast-path file from the open-file cache, shared by concurrent requests (read
+    /// with `pread` only, so its position never matters).
+    Shared(Arc<fs::File>),
 }
 
 /// An open file or directory under the root, with its metadata.
@@ -143,11 +146,16 @@ pub(crate) struct Opened {
 impl Opened {
     /// The file as a moria-streams [`File`](moria_streams::File): every later call (and the
     /// close) on the offload pool, `sendfile` on plain TCP.
-    pub(crate) fn into_stream(self) -> moria_streams::File {
-        match self.handle {
+    pub(crate) fn into_stream(self) -> io::Result<moria_streams::File> {
+        Ok(match self.handle {
             Handle::Inline(f) => moria_streams::File::from_std(f),
             Handle::Offloaded(f) => f,
-        }
+            // A shared descriptor's position belongs to no one: open the same file again
+            // (through /proc, so a renamed or deleted file is still the one described).
+            Handle::Shared(f) => moria_streams::File::from_std(blocking_io(move || {
+                fs::File::open(format!("/proc/self/fd/{}", f.as_raw_fd()))
+            })?),
+        })
     }
 }
 

@@ -3,10 +3,12 @@
 
 use std::borrow::Cow;
 use std::io;
+use std::sync::Arc;
 
-use super::open::{Kind, OpenError, Opened, Root};
+use super::cache::FileCache;
+use super::open::{Handle, Kind, OpenError, Opened, Root};
 use super::path::{self, Rejection};
-use super::{listing, meta, Settings, INDEX_FILE};
+use super::{listing, meta, Settings, INDEX_FILE, SMALL_FILE_MAX};
 use crate::compress::{self, Coding};
 use crate::method::Method;
 use crate::request::Request;
@@ -52,8 +54,22 @@ pub(crate) struct Served {
     pub vary: bool,
 }
 
+/// What one resolution works with.
+struct Ctx<'a> {
+    root: &'a Root,
+    s: &'a Settings,
+    /// The open-file cache, unless off or the request has a Range header (range bodies need a
+    /// descriptor of their own).
+    cache: Option<&'a FileCache>,
+}
+
 /// Resolves `req` against the root.
-pub(crate) fn resolve(root: &Root, s: &Settings, req: &Request<'_>) -> io::Result<Outcome> {
+pub(crate) fn resolve(
+    root: &Root,
+    s: &Settings,
+    cache: Option<&FileCache>,
+    req: &Request<'_>,
+) -> io::Result<Outcome> {
     if !matches!(req.method(), Method::Get | Method::Head) {
         return Ok(Outcome::MethodNotAllowed);
     }
@@ -63,13 +79,18 @@ pub(crate) fn resolve(root: &Root, s: &Settings, req: &Request<'_>) -> io::Resul
         Err(Rejection::Hidden) => return Ok(Outcome::Forbidden),
         Err(Rejection::OutsidePrefix) => return Ok(Outcome::NotFound),
     };
-    let opened = match open(root, s, &rel.rel)? {
+    let cx = Ctx {
+        root,
+        s,
+        cache: cache.filter(|_| req.header("range").is_none()),
+    };
+    let opened = match cx.open(&rel.rel)? {
         Ok(o) => o,
         Err(other) => return Ok(other),
     };
     match opened.stat.kind {
         Kind::File if rel.trailing_slash => Ok(Outcome::NotFound),
-        Kind::File => file(root, s, req, opened, &rel.rel),
+        Kind::File => cx.file(req, opened, &rel.rel),
         Kind::Other => Ok(Outcome::Forbidden),
         Kind::Directory if !rel.trailing_slash => Ok(Outcome::Redirect(path::directory_location(
             &s.prefix,
@@ -78,89 +99,115 @@ pub(crate) fn resolve(root: &Root, s: &Settings, req: &Request<'_>) -> io::Resul
         ))),
         Kind::Directory => {
             drop(opened);
-            directory(root, s, req, &rel.rel)
+            cx.directory(req, &rel.rel)
         }
     }
 }
 
-/// Opens `rel`, mapping "nothing to serve" to its outcome.
-fn open(root: &Root, s: &Settings, rel: &str) -> io::Result<Result<Opened, Outcome>> {
-    match root.open_rel(rel, s.symlinks_out, s.inline_io) {
-        Ok(o) => Ok(Ok(o)),
-        Err(OpenError::NotFound) => Ok(Err(Outcome::NotFound)),
-        Err(OpenError::Forbidden) => Ok(Err(Outcome::Forbidden)),
-        Err(OpenError::Io(e)) => Err(e),
+impl Ctx<'_> {
+    /// Opens `rel` (from the cache when allowed), mapping "nothing to serve" to its outcome.
+    fn open(&self, rel: &str) -> io::Result<Result<Opened, Outcome>> {
+        if let Some((file, stat)) = self.cache.and_then(|c| c.get(rel)) {
+            return Ok(Ok(Opened {
+                handle: Handle::Shared(file),
+                stat,
+            }));
+        }
+        let s = self.s;
+        match self.root.open_rel(rel, s.symlinks_out, s.inline_io) {
+            Ok(o) => Ok(Ok(self.keep(rel, o))),
+            Err(OpenError::NotFound) => Ok(Err(Outcome::NotFound)),
+            Err(OpenError::Forbidden) => Ok(Err(Outcome::Forbidden)),
+            Err(OpenError::Io(e)) => Err(e),
+        }
     }
-}
 
-/// A directory with its trailing slash: its index file, its listing, or 404.
-fn directory(root: &Root, s: &Settings, req: &Request<'_>, rel: &str) -> io::Result<Outcome> {
-    let index = if rel.is_empty() {
-        INDEX_FILE.to_string()
-    } else {
-        format!("{rel}/{INDEX_FILE}")
-    };
-    match open(root, s, &index)? {
-        Ok(o) if o.stat.kind == Kind::File => return file(root, s, req, o, &index),
-        Ok(_) | Err(Outcome::NotFound) => {}
-        Err(other) => return Ok(other),
+    /// Puts a small fast-path file into the cache (when on) and returns it as shared.
+    fn keep(&self, rel: &str, o: Opened) -> Opened {
+        let Some(cache) = self.cache else {
+            return o;
+        };
+        match o.handle {
+            Handle::Inline(f) if o.stat.kind == Kind::File && o.stat.size <= SMALL_FILE_MAX => {
+                let file = Arc::new(f);
+                cache.put(rel, Arc::clone(&file), o.stat);
+                Opened {
+                    handle: Handle::Shared(file),
+                    stat: o.stat,
+                }
+            }
+            handle => Opened {
+                handle,
+                stat: o.stat,
+            },
+        }
     }
-    if !s.listing {
-        return Ok(Outcome::NotFound);
-    }
-    let (entries, left_out) = match root.list(rel, s.symlinks_out, s.hidden) {
-        Ok(l) => l,
-        Err(OpenError::NotFound) => return Ok(Outcome::NotFound),
-        Err(OpenError::Forbidden) => return Ok(Outcome::Forbidden),
-        Err(OpenError::Io(e)) => return Err(e),
-    };
-    let mut dir_path = s.prefix.clone();
-    dir_path.push('/');
-    if !rel.is_empty() {
-        dir_path.push_str(rel);
+
+    /// A directory with its trailing slash: its index file, its listing, or 404.
+    fn directory(&self, req: &Request<'_>, rel: &str) -> io::Result<Outcome> {
+        let s = self.s;
+        let index = if rel.is_empty() {
+            INDEX_FILE.to_string()
+        } else {
+            format!("{rel}/{INDEX_FILE}")
+        };
+        match self.open(&index)? {
+            Ok(o) if o.stat.kind == Kind::File => return self.file(req, o, &index),
+            Ok(_) | Err(Outcome::NotFound) => {}
+            Err(other) => return Ok(other),
+        }
+        if !s.listing {
+            return Ok(Outcome::NotFound);
+        }
+        let (entries, left_out) = match self.root.list(rel, s.symlinks_out, s.hidden) {
+            Ok(l) => l,
+            Err(OpenError::NotFound) => return Ok(Outcome::NotFound),
+            Err(OpenError::Forbidden) => return Ok(Outcome::Forbidden),
+            Err(OpenError::Io(e)) => return Err(e),
+        };
+        let mut dir_path = s.prefix.clone();
         dir_path.push('/');
+        if !rel.is_empty() {
+            dir_path.push_str(rel);
+            dir_path.push('/');
+        }
+        Ok(Outcome::Listing(listing::render(
+            &dir_path, entries, left_out,
+        )))
     }
-    Ok(Outcome::Listing(listing::render(
-        &dir_path, entries, left_out,
-    )))
-}
 
-/// A regular file: picks the representation (stored, `.gz` sibling, compressed on the fly).
-fn file(
-    root: &Root,
-    s: &Settings,
-    req: &Request<'_>,
-    opened: Opened,
-    rel: &str,
-) -> io::Result<Outcome> {
-    let content_type = meta::content_type(rel);
-    let compressible = compress::is_compressible(content_type.as_bytes());
-    let coding = compress::negotiate(req.header("accept-encoding"));
-    if s.precompressed && coding == Coding::Gzip {
-        if let Ok(Ok(gz)) = open(root, s, &format!("{rel}.gz")) {
-            if gz.stat.kind == Kind::File {
-                return Ok(Outcome::File(Served {
-                    opened: gz,
-                    content_type,
-                    encoding: Encoding::Precompressed,
-                    vary: true,
-                }));
+    /// A regular file: picks the representation (stored, `.gz` sibling, compressed on the fly).
+    fn file(&self, req: &Request<'_>, opened: Opened, rel: &str) -> io::Result<Outcome> {
+        let s = self.s;
+        let content_type = meta::content_type(rel);
+        let compressible = compress::is_compressible(content_type.as_bytes());
+        let coding = compress::negotiate(req.header("accept-encoding"));
+        if s.precompressed && coding == Coding::Gzip {
+            if let Ok(Ok(gz)) = self.open(&format!("{rel}.gz")) {
+                if gz.stat.kind == Kind::File {
+                    return Ok(Outcome::File(Served {
+                        opened: gz,
+                        content_type,
+                        encoding: Encoding::Precompressed,
+                        vary: true,
+                    }));
+                }
             }
         }
+        let on_the_fly = s
+            .gzip
+            .as_ref()
+            .is_some_and(|g| compressible && opened.stat.size >= g.min_size as u64);
+        let encoding = if on_the_fly && coding != Coding::Identity {
+            Encoding::Compress
+        } else {
+            Encoding::Identity
+        };
+        Ok(Outcome::File(Served {
+            opened,
+            content_type,
+            encoding,
+            vary: on_the_fly,
+        }))
     }
-    let on_the_fly = s
-        .gzip
-        .as_ref()
-        .is_some_and(|g| compressible && opened.stat.size >= g.min_size as u64);
-    let encoding = if on_the_fly && coding != Coding::Identity {
-        Encoding::Compress
-    } else {
-        Encoding::Identity
-    };
-    Ok(Outcome::File(Served {
-        opened,
-        content_type,
-        encoding,
-        vary: on_the_fly,
-    }))
 }

@@ -96,7 +96,7 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         } else if size <= SMALL_FILE_MAX {
             read_small(&opened, size as usize, res.body_mut())?;
         } else {
-            res.body(Body::reader(opened.into_stream(), Some(size)));
+            res.body(Body::reader(opened.into_stream()?, Some(size)));
         }
         let settings = s.gzip.clone().unwrap_or_default();
         let mut scratch = Vec::new();
@@ -110,7 +110,7 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
             last_modified: Some(stat.modified()),
             max_ranges: DEFAULT_MAX_RANGES,
         };
-        return respond_stream(req, res, Source::File(opened.into_stream()), &info);
+        return respond_stream(req, res, Source::File(opened.into_stream()?), &info);
     }
     res.header("Accept-Ranges", "bytes")
         .header("ETag", etag.as_str())
@@ -124,7 +124,7 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
     } else if size <= SMALL_FILE_MAX {
         read_small(&opened, size as usize, res.body_mut())?;
     } else {
-        res.body(Body::file(opened.into_stream(), 0, size));
+        res.body(Body::file(opened.into_stream()?, 0, size));
     }
     Ok(())
 }
