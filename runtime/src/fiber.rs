@@ -138,7 +138,17 @@ impl Builder {
         // storage across a yield and can overflow its stack. Moria forbids `thread_local!` in
         // fiber code (see the crate docs), offers fiber-local storage instead, and sizes
         // stacks through the validated builder; overflow is caught by the guard page.
-        let spawned = catch_unwind(AssertUnwindSafe(|| unsafe { builder.spawn(body) }));
+        // From a fiber the child runs at once on this worker until its first wait (the parent
+        // resumes then): no cross-thread wake-up, and a short child finishes before `spawn`
+        // returns. From a plain thread it is queued on a worker.
+        let in_fiber = engine::in_fiber();
+        let spawned = catch_unwind(AssertUnwindSafe(|| unsafe {
+            if in_fiber {
+                builder.spawn_local(body)
+            } else {
+                builder.spawn(body)
+            }
+        }));
         match spawned {
             Ok(Ok(inner)) => Ok(JoinHandle { inner }),
             Ok(Err(e)) => {

@@ -8,21 +8,21 @@
 //! |---|---|
 //! | [`config`] | `Runtime::builder()`: workers, stack size (bytes), stack pool, offload threads, env vars; applied once |
 //! | [`fiber`] | `spawn`, `JoinHandle`, `yield_now`, `sleep` (resumes on a worker), `current()` |
-//! | [`scope`] | `scope(|s| s.spawn(..))`: fibers that borrow, joined before return |
+//! | [`scope`](mod@scope) | `scope` and `Scope::spawn`: fibers that borrow, joined before return |
 //! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
-//! | [`blocking`] | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
+//! | [`blocking`](mod@blocking) | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
 //! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels |
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
-//! | [`stats`] | `stats()`: atomic counters with a `Display` table |
+//! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
 //! # Rules for fiber code
 //! - Never use `thread_local!` (or libraries that rely on it across a wait): a fiber may resume
 //!   on another thread after any wait. Use [`fiber_local!`] instead.
 //! - Never call blocking syscalls directly (files, DNS, `std::thread::sleep`, blocking clients):
-//!   wrap them in [`blocking`], or the worker and every socket it owns stall.
+//!   wrap them in [`blocking()`](fn@blocking), or the worker and every socket it owns stall.
 //! - One fiber waits on a socket at a time: the types enforce it (`&mut self`, `split`).
 //! - Stack overflow: the guard page catches it and the engine prints `coroutine has overflowed
 //!   its stack`. If the stack was used to its last word the process exits with status 1
@@ -30,6 +30,9 @@
 //!   `is_stack_overflow()`. Either way the fiber's frames are not unwound (locks they held stay
 //!   locked): treat it as fatal and raise the stack (`Runtime::builder().stack_size(..)`,
 //!   `MORIA_STACK_SIZE`; default 128 KiB).
+//! - Every wait has a timed form (`*_timeout`, socket timeouts, `accept_until`, `Deadline`)
+//!   except taking a lock (critical sections are short: use `try_lock`, or a `Semaphore` whose
+//!   `acquire_timeout` is timed) and `JoinHandle::join` (use `shutdown::drain(deadline)`).
 //! - Timeouts: the engine keeps them in whole milliseconds and reads 0 as "none"; Moria rounds
 //!   every timeout up to the next millisecond so a sub-millisecond wait cannot park forever.
 #![warn(missing_docs)]

@@ -69,3 +69,26 @@ fn unix_stream_echo_and_pair() {
     b_read.read_exact(&mut buf).unwrap();
     assert_eq!(&buf, b"xy");
 }
+
+#[test]
+fn unix_accept_times_out_and_stops_on_shutdown() {
+    Runtime::builder().workers(2).build().expect("runtime");
+    let dir = std::env::temp_dir().join(format!("moria-unix-accept-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.sock");
+    let _ = std::fs::remove_file(&path);
+    let mut listener = UnixListener::bind(&path).unwrap();
+    let token = moria_runtime::ShutdownToken::new();
+    let t = token.clone();
+    let fiber = spawn(move || {
+        let timed_out = listener
+            .accept_timeout(std::time::Duration::from_millis(10))
+            .unwrap_err()
+            .kind();
+        let stopped = listener.accept_until(&t).unwrap().is_none();
+        (timed_out, stopped)
+    });
+    token.trigger();
+    assert_eq!(fiber.join().unwrap(), (std::io::ErrorKind::TimedOut, true));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

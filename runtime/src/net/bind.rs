@@ -5,8 +5,10 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
-/// Default listen backlog (the kernel caps it at `net.core.somaxconn`).
-pub const DEFAULT_BACKLOG: i32 = 1024;
+/// Default listen backlog (the kernel caps it at `net.core.somaxconn`). Large on purpose: when a
+/// burst of connects overflows the accept queue, Linux drops the handshake's last ACK and the
+/// client, which believes it is connected, waits for SYN-ACK retransmits (1 s, 2 s, 4 s, ...).
+pub const DEFAULT_BACKLOG: i32 = 4096;
 
 /// Options for binding a listener.
 #[derive(Clone, Copy, Debug)]

@@ -6,9 +6,12 @@
 //! | [`ListenOptions`] (reuse-port, backlog) | `bind.rs` |
 //! | [`UdpSocket`] | `udp.rs` |
 //! | [`UnixListener`], [`UnixStream`] | `unix.rs` |
+//! | accept loop with deadline and shutdown token | `accept.rs` |
 //! | readiness waits with deadline and shutdown token | `ready.rs` |
 
+mod accept;
 mod bind;
+mod delegate;
 mod ready;
 mod tcp;
 mod udp;

@@ -4,13 +4,15 @@
 //! engine keeps one waiter per socket and silently drops a second). Full duplex from two fibers
 //! goes through [`TcpStream::split`], which gives each half its own descriptor.
 
-use std::io::{self, IoSlice, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
+use super::accept::accept_loop;
 use super::bind::{first_addr, listen, ListenOptions};
+use super::delegate::{engine_timeouts, forward_io};
 use super::ready::{self, Interest};
 use crate::blocking::blocking_io;
 use crate::engine;
@@ -70,39 +72,15 @@ impl TcpListener {
         deadline: Option<Deadline>,
         token: Option<&ShutdownToken>,
     ) -> io::Result<Option<(TcpStream, SocketAddr)>> {
-        loop {
-            if token.is_some_and(ShutdownToken::is_triggered) {
-                return Ok(None);
-            }
-            match self.inner.inner().accept() {
-                Ok((s, peer)) => {
-                    // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-                    let inner =
-                        adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
-                    return Ok(Some((TcpStream { inner }, peer)));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if is_transient_accept_error(&e) => {
-                    log::debug!("accept: transient error {e}");
-                    continue;
-                }
-                Err(e) => return Err(e),
-            }
-            if deadline.is_some_and(|d| d.expired()) {
-                return Err(Deadline::timed_out("accept"));
-            }
-            ready::wait(&self.inner, Interest::Read, deadline, token)?;
-        }
+        let listener = &self.inner;
+        let try_accept = || {
+            let (s, peer) = listener.inner().accept()?;
+            // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+            let inner = adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
+            Ok((TcpStream { inner }, peer))
+        };
+        accept_loop(listener, try_accept, deadline, token)
     }
-}
-
-/// Errors after which the listener is still fine (the peer gave up before we accepted).
-fn is_transient_accept_error(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ECONNABORTED) | Some(libc::EPROTO) | Some(libc::EPERM)
-    )
 }
 
 /// Registers a descriptor with the engine; the engine panics on failure, we return an error.
@@ -157,18 +135,6 @@ impl TcpStream {
     /// Sets TCP_NODELAY (off by default).
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.inner.set_nodelay(nodelay)
-    }
-
-    /// Read timeout; expiry is `TimedOut`. `None` waits forever.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_read_timeout(engine::socket_timeout(timeout)?)
-    }
-
-    /// Write timeout; expiry is `TimedOut`. `None` waits forever.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_write_timeout(engine::socket_timeout(timeout)?)
     }
 
     /// The read timeout in force.
@@ -234,31 +200,10 @@ fn with_readiness(
     }
 }
 
-impl Read for TcpStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for TcpStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.inner.write_vectored(bufs)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+engine_timeouts!(TcpStream);
+forward_io!(read: TcpStream);
+forward_io!(write: TcpStream);
+forward_io!(fd: TcpStream);
 
 /// The reading half of a split [`TcpStream`].
 #[derive(Debug)]
@@ -306,34 +251,7 @@ impl TcpWriter {
     }
 }
 
-impl Read for TcpReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for TcpWriter {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        self.inner.write_vectored(bufs)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for TcpReader {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
-
-impl AsRawFd for TcpWriter {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+forward_io!(read: TcpReader);
+forward_io!(fd: TcpReader);
+forward_io!(write: TcpWriter);
+forward_io!(fd: TcpWriter);

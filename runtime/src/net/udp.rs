@@ -2,10 +2,9 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::os::fd::{AsRawFd, RawFd};
-use std::time::Duration;
 
 use super::bind::first_addr;
+use super::delegate::{engine_timeouts, forward_io};
 use crate::engine;
 
 /// A UDP socket.
@@ -51,18 +50,6 @@ impl UdpSocket {
         self.inner.recv(buf)
     }
 
-    /// Read timeout; expiry is `TimedOut`.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_read_timeout(engine::socket_timeout(timeout)?)
-    }
-
-    /// Write timeout; expiry is `TimedOut`.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_write_timeout(engine::socket_timeout(timeout)?)
-    }
-
     /// Allows sending to broadcast addresses.
     pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
         self.inner.set_broadcast(on)
@@ -74,8 +61,5 @@ impl UdpSocket {
     }
 }
 
-impl AsRawFd for UdpSocket {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+engine_timeouts!(UdpSocket);
+forward_io!(fd: UdpSocket);

@@ -1,36 +1,82 @@
 //! Unix-domain stream sockets in blocking style.
 
-use std::io::{self, Read, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::io;
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
+
+use std::os::fd::{FromRawFd, IntoRawFd};
 use std::time::Duration;
 
+use may::io::CoIo;
+
+use super::accept::accept_loop;
+use super::delegate::{engine_timeouts, forward_io};
+use super::tcp::adopt;
 use crate::engine;
+use crate::shutdown::ShutdownToken;
+use crate::time::Deadline;
 
 /// A listening Unix-domain socket.
-#[derive(Debug)]
 pub struct UnixListener {
-    inner: may::os::unix::net::UnixListener,
+    inner: CoIo<std::os::unix::net::UnixListener>,
+}
+
+impl std::fmt::Debug for UnixListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UnixListener")
+            .field("addr", &self.local_addr().ok())
+            .finish()
+    }
 }
 
 impl UnixListener {
     /// Binds a socket file at `path` (which must not exist).
     pub fn bind(path: impl AsRef<Path>) -> io::Result<Self> {
         engine::ensure();
-        may::os::unix::net::UnixListener::bind(path).map(|inner| UnixListener { inner })
+        let std_listener = std::os::unix::net::UnixListener::bind(path)?;
+        let inner = CoIo::new(std_listener).map_err(io::Error::from)?;
+        Ok(UnixListener { inner })
     }
 
     /// Waits for the next connection.
     pub fn accept(&mut self) -> io::Result<(UnixStream, SocketAddr)> {
-        self.inner
-            .accept()
-            .map(|(inner, addr)| (UnixStream { inner }, addr))
+        self.accept_inner(None, None)?
+            .ok_or_else(|| io::Error::other("accept returned without a connection"))
+    }
+
+    /// Waits at most `timeout` for a connection; expiry is `TimedOut`.
+    pub fn accept_timeout(&mut self, timeout: Duration) -> io::Result<(UnixStream, SocketAddr)> {
+        self.accept_inner(Some(Deadline::after(timeout)), None)?
+            .ok_or_else(|| io::Error::other("accept returned without a connection"))
+    }
+
+    /// Waits for a connection until `token` fires; `Ok(None)` means shut down.
+    pub fn accept_until(
+        &mut self,
+        token: &ShutdownToken,
+    ) -> io::Result<Option<(UnixStream, SocketAddr)>> {
+        self.accept_inner(None, Some(token))
+    }
+
+    fn accept_inner(
+        &mut self,
+        deadline: Option<Deadline>,
+        token: Option<&ShutdownToken>,
+    ) -> io::Result<Option<(UnixStream, SocketAddr)>> {
+        let listener = &self.inner;
+        let try_accept = || {
+            let (s, addr) = listener.inner().accept()?;
+            // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+            let inner =
+                adopt(|| unsafe { may::os::unix::net::UnixStream::from_raw_fd(s.into_raw_fd()) })?;
+            Ok((UnixStream { inner }, addr))
+        };
+        accept_loop(listener, try_accept, deadline, token)
     }
 
     /// The bound address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.inner.local_addr()
+        self.inner.inner().local_addr()
     }
 }
 
@@ -54,18 +100,6 @@ impl UnixStream {
         Ok((UnixStream { inner: a }, UnixStream { inner: b }))
     }
 
-    /// Read timeout; expiry is `TimedOut`.
-    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_read_timeout(engine::socket_timeout(timeout)?)
-    }
-
-    /// Write timeout; expiry is `TimedOut`.
-    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner
-            .set_write_timeout(engine::socket_timeout(timeout)?)
-    }
-
     /// Shuts down one or both directions.
     pub fn shutdown(&self, how: std::net::Shutdown) -> io::Result<()> {
         self.inner.shutdown(how)
@@ -80,24 +114,7 @@ impl UnixStream {
     }
 }
 
-impl Read for UnixStream {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Write for UnixStream {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.inner.write(buf)
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl AsRawFd for UnixStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.inner.as_raw_fd()
-    }
-}
+engine_timeouts!(UnixStream);
+forward_io!(read: UnixStream);
+forward_io!(write: UnixStream);
+forward_io!(fd: UnixStream);

@@ -1,0 +1,62 @@
+//! Delegation macros: the socket types wrap an inner socket and forward I/O and timeouts to it.
+
+/// Implements `Read`, `Write` (or both) and `AsRawFd` for a type by forwarding to `self.inner`.
+macro_rules! forward_io {
+    (read: $t:ty) => {
+        impl std::io::Read for $t {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                self.inner.read(buf)
+            }
+        }
+    };
+    (write: $t:ty) => {
+        impl std::io::Write for $t {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                self.inner.write(buf)
+            }
+
+            fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+                self.inner.write_vectored(bufs)
+            }
+
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.inner.flush()
+            }
+        }
+    };
+    (fd: $t:ty) => {
+        impl std::os::fd::AsRawFd for $t {
+            fn as_raw_fd(&self) -> std::os::fd::RawFd {
+                self.inner.as_raw_fd()
+            }
+        }
+    };
+}
+
+/// Implements `set_read_timeout`/`set_write_timeout` on an engine socket wrapper, converting
+/// the timeout for the engine (whole milliseconds, zero refused).
+macro_rules! engine_timeouts {
+    ($t:ty) => {
+        impl $t {
+            /// Read timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
+            pub fn set_read_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.inner
+                    .set_read_timeout(crate::engine::socket_timeout(timeout)?)
+            }
+
+            /// Write timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
+            pub fn set_write_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.inner
+                    .set_write_timeout(crate::engine::socket_timeout(timeout)?)
+            }
+        }
+    };
+}
+
+pub(crate) use {engine_timeouts, forward_io};
