@@ -90,34 +90,26 @@ impl Default for Head {
     }
 }
 
-/// tchar (RFC 9110 §5.6.2).
-static TOKEN: [bool; 256] = {
+/// A byte table: ASCII letters and digits plus `extra`.
+const fn alnum_plus(extra: &[u8]) -> [bool; 256] {
     let mut t = [false; 256];
     let mut i = 0;
     while i < 256 {
-        let c = i as u8;
-        t[i] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'!' | b'#'
-                    | b'$'
-                    | b'%'
-                    | b'&'
-                    | b'\''
-                    | b'*'
-                    | b'+'
-                    | b'-'
-                    | b'.'
-                    | b'^'
-                    | b'_'
-                    | b'`'
-                    | b'|'
-                    | b'~'
-            );
+        t[i] = (i as u8).is_ascii_alphanumeric();
         i += 1;
     }
+    let mut k = 0;
+    while k < extra.len() {
+        t[extra[k] as usize] = true;
+        k += 1;
+    }
     t
-};
+}
+
+/// tchar (RFC 9110 §5.6.2).
+static TOKEN: [bool; 256] = alnum_plus(&[
+    b'!', b'#', b'$', b'%', b'&', b'\'', b'*', b'+', b'-', b'.', b'^', b'_', b'`', b'|', b'~',
+]);
 
 /// Bytes allowed in a request target: visible ASCII (non-ASCII must be percent-encoded).
 static TARGET: [bool; 256] = {
@@ -142,37 +134,10 @@ static VALUE: [bool; 256] = {
 };
 
 /// Characters an authority (Host) may hold: unreserved, sub-delims, ':', '[', ']', '%'.
-static HOST: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        let c = i as u8;
-        t[i] = c.is_ascii_alphanumeric()
-            || matches!(
-                c,
-                b'-' | b'.'
-                    | b'_'
-                    | b'~'
-                    | b'!'
-                    | b'$'
-                    | b'&'
-                    | b'\''
-                    | b'('
-                    | b')'
-                    | b'*'
-                    | b'+'
-                    | b','
-                    | b';'
-                    | b'='
-                    | b':'
-                    | b'['
-                    | b']'
-                    | b'%'
-            );
-        i += 1;
-    }
-    t
-};
+static HOST: [bool; 256] = alnum_plus(&[
+    b'-', b'.', b'_', b'~', b'!', b'$', b'&', b'\'', b'(', b')', b'*', b'+', b',', b';', b'=',
+    b':', b'[', b']', b'%',
+]);
 
 /// Parses the complete head `buf[start..]` (the scanner found its end) into `head`.
 pub(crate) fn parse_head(
