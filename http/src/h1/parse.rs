@@ -107,9 +107,7 @@ const fn alnum_plus(extra: &[u8]) -> [bool; 256] {
 }
 
 /// tchar (RFC 9110 §5.6.2).
-static TOKEN: [bool; 256] = alnum_plus(&[
-    b'!', b'#', b'$', b'%', b'&', b'\'', b'*', b'+', b'-', b'.', b'^', b'_', b'`', b'|', b'~',
-]);
+static TOKEN: [bool; 256] = alnum_plus(b"!#$%&'*+-.^_`|~");
 
 /// Bytes allowed in a request target: visible ASCII (non-ASCII must be percent-encoded).
 static TARGET: [bool; 256] = {
@@ -134,10 +132,7 @@ static VALUE: [bool; 256] = {
 };
 
 /// Characters an authority (Host) may hold: unreserved, sub-delims, ':', '[', ']', '%'.
-static HOST: [bool; 256] = alnum_plus(&[
-    b'-', b'.', b'_', b'~', b'!', b'$', b'&', b'\'', b'(', b')', b'*', b'+', b',', b';', b'=',
-    b':', b'[', b']', b'%',
-]);
+static HOST: [bool; 256] = alnum_plus(b"-._~!$&'()*+,;=:[]%");
 
 /// Parses the complete head `buf[start..]` (the scanner found its end) into `head`.
 pub(crate) fn parse_head(
