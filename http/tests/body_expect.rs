@@ -44,7 +44,7 @@ fn ten_mib_chunked_upload_is_echoed_intact() {
     assert_eq!(r.status, 200);
     assert_eq!(r.body.len(), data.len());
     assert_eq!(sha256(&r.body), sha256(&data));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -64,7 +64,7 @@ fn expect_continue_gets_100_when_the_handler_reads() {
     s.write_all(b"POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\nok")
         .unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().text(), "ok");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -84,8 +84,8 @@ fn expect_continue_without_reading_gets_a_final_answer_and_close() {
     let r = read_response(&mut s, false).expect("final response");
     assert_eq!(r.status, 401, "no 100 Continue first: {}", r.head);
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }
 
 /// Paths served, in order.
@@ -124,7 +124,7 @@ fn unread_body_is_drained_not_parsed_as_a_request() {
         *seen.lock().unwrap(),
         ["/first", "/second", "/third", "/fourth"]
     );
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -139,9 +139,9 @@ fn unread_body_over_the_drain_limit_closes_the_connection() {
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
+    assert_closed(&mut s);
     assert_eq!(*seen.lock().unwrap(), ["/big"]);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -172,5 +172,5 @@ fn body_is_readable_in_small_pieces_across_reads() {
         read_response(&mut s, false).unwrap().text(),
         "100 of Some(100)"
     );
-    server.shutdown();
+    stop(&server);
 }

@@ -24,8 +24,10 @@ fn refused(raw: &str, status: u16) {
     let r = read_response(&mut s, false).unwrap_or_else(|| panic!("no response to {raw:?}"));
     assert_eq!(r.status, status, "{raw:?}: {}", r.head);
     assert_eq!(r.header("connection"), Some("close"), "{raw:?}");
-    assert!(is_closed(&mut s), "{raw:?}: connection left open");
-    server.shutdown();
+    if let Err(why) = check_closed(&mut s) {
+        panic!("{raw:?}: {why}");
+    }
+    stop(&server);
 }
 
 const NEXT: &str = "GET /smuggled HTTP/1.1\r\nHost: a\r\n\r\n";
@@ -144,7 +146,7 @@ fn chunked_request_body_is_decoded() {
     );
     assert_eq!(r.status, 200);
     assert_eq!(r.text(), "POST /up 7");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -155,7 +157,7 @@ fn leading_empty_line_is_tolerated() {
         b"\r\nGET /x HTTP/1.1\r\nHost: a\r\n\r\n",
     );
     assert_eq!(r.text(), "GET /x 0");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -168,5 +170,5 @@ fn absolute_form_and_later_minor_versions_are_served() {
     assert_eq!(r.text(), "GET /p 0");
     let r = exchange(server.local_addr(), b"GET /v HTTP/1.9\r\nHost: a\r\n\r\n");
     assert_eq!(r.text(), "GET /v 0");
-    server.shutdown();
+    stop(&server);
 }

@@ -23,8 +23,8 @@ fn expect_close(builder: moria_http::ServerBuilder, raw: &[u8], status: u16) {
     let r = read_response(&mut s, false).expect("response");
     assert_eq!(r.status, status, "{}", r.head);
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn body_under_a_raised_limit_is_served() {
     raw.extend(std::iter::repeat_n(b'z', 2 * 1024 * 1024));
     let r = exchange(server.local_addr(), &raw);
     assert_eq!(r.text(), format!("got {}", 2 * 1024 * 1024));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -169,7 +169,7 @@ fn slowloris_gets_408_and_is_closed_while_others_are_served() {
     let answer = slow.join().unwrap();
     assert!(answer.starts_with("HTTP/1.1 408 "), "{answer}");
     assert!(answer.contains("Connection: close"), "{answer}");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -184,8 +184,8 @@ fn stalled_body_is_408() {
         .unwrap();
     let r = read_response(&mut s, false).expect("response");
     assert_eq!(r.status, 408);
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }
 
 #[test]
@@ -198,6 +198,6 @@ fn idle_keep_alive_connection_is_closed_after_its_timeout() {
     s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().status, 200);
     // Blocks until the server closes the idle connection (the client timeout is 20 s).
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }

@@ -88,7 +88,7 @@ fn streamed_body_is_chunked_on_http11() {
     assert_eq!(r.header("transfer-encoding"), Some("chunked"));
     let expected: String = (0..100).map(|i| format!("line {i}\n")).collect();
     assert_eq!(r.text(), expected);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -102,7 +102,7 @@ fn streamed_body_is_close_delimited_on_http10() {
     assert!(r.header("content-length").is_none());
     assert_eq!(r.header("connection"), Some("close"));
     assert!(r.text().ends_with("line 99\n"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn readers_of_known_and_unknown_length() {
     let r = get(&server, "/reader-unknown", "");
     assert_eq!(r.header("transfer-encoding"), Some("chunked"));
     assert_eq!(r.body.len(), 30_000);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn large_memory_body_then_pipelined_request() {
         .unwrap();
     assert_eq!(read_response(&mut s, false).unwrap().body.len(), 200_000);
     assert_eq!(read_response(&mut s, false).unwrap().text(), "default");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -161,7 +161,7 @@ fn gzip_and_deflate_by_accept_encoding() {
     assert_eq!(out, "stream me ".repeat(3000));
     let r = get(&server, "/png", "Accept-Encoding: gzip\r\n");
     assert!(r.header("content-encoding").is_none());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn bodyless_statuses_send_no_body() {
     assert!(r.header("content-length").is_none());
     assert_eq!(read_response(&mut s, false).unwrap().status, 304);
     assert_eq!(read_response(&mut s, false).unwrap().text(), "default");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -186,7 +186,7 @@ fn head_of_a_streamed_body_has_no_body() {
     let r = read_response(&mut s, true).unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(read_response(&mut s, false).unwrap().text(), "default");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -200,7 +200,7 @@ fn handler_errors_and_panics_are_bare_500s() {
     }
     // The server survives the panic.
     assert_eq!(get(&server, "/x", "").text(), "default");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn header_injection_becomes_500() {
     let r = get(&server, "/split", "");
     assert_eq!(r.status, 500);
     assert!(r.header("set-cookie").is_none());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -220,6 +220,6 @@ fn handler_can_close_the_connection() {
         .unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }

@@ -62,7 +62,7 @@ fn params_and_specificity() {
         get(&server, "PURGE /cache HTTP/1.1\r\nHost: a\r\n\r\n").text(),
         "purge "
     );
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -72,7 +72,7 @@ fn params_are_percent_decoded_once() {
         get(&server, "GET /users/a%20b%2525 HTTP/1.1\r\nHost: a\r\n\r\n").text(),
         "user id=a b%25"
     );
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -83,7 +83,7 @@ fn unknown_path_is_404() {
     assert_eq!(r.text(), "404 Not Found\n");
     let r = get(&server, "GET /users/1/2 HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!(r.status, 404);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn wrong_method_is_405_with_allow() {
     assert_eq!(r.header("allow"), Some("GET, HEAD, POST, OPTIONS"));
     // The connection stays usable after a 405.
     assert!(r.header("connection").is_none());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn head_uses_the_get_route() {
     let r = read_response(&mut s, true).unwrap();
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-length"), Some("9"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -114,7 +114,7 @@ fn options_lists_allowed_methods() {
     let r = get(&server, "OPTIONS /users/3 HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!(r.status, 204);
     assert_eq!(r.header("allow"), Some("GET, HEAD, POST, OPTIONS"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -129,5 +129,5 @@ fn fallback_replaces_404() {
         get(&server, "GET /zzz HTTP/1.1\r\nHost: a\r\n\r\n").text(),
         "fallback "
     );
-    server.shutdown();
+    stop(&server);
 }

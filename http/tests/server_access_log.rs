@@ -42,7 +42,7 @@ fn requests_are_logged_in_combined_format() {
         server.local_addr(),
         b"GET /a?b=1 HTTP/1.1\r\nHost: h\r\nReferer: http://r/\r\nUser-Agent: ua \"quoted\"\r\n\r\n",
     );
-    server.shutdown();
+    stop(&server);
     let lines = LINES.lock().unwrap();
     assert_eq!(lines.len(), 1, "{lines:?}");
     let line = &lines[0];

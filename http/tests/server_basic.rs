@@ -25,7 +25,7 @@ fn get_answers_with_date_server_and_length() {
     assert_eq!(r.header("content-length"), Some("8"));
     assert_eq!(r.header("server"), Some("moria"));
     assert_eq!(r.header("date").map(str::len), Some(29));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -38,7 +38,7 @@ fn keep_alive_reuses_one_connection_for_1000_requests() {
         assert_eq!(r.text(), format!("hello /{i}"));
         assert!(r.header("connection").is_none());
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -61,7 +61,7 @@ fn sixteen_pipelined_requests_come_back_in_order_in_one_read() {
         assert_eq!(r.text(), format!("hello /{i}"));
     }
     assert!(got.is_empty());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn http10_closes_unless_keep_alive() {
     s.write_all(b"GET /a HTTP/1.0\r\n\r\n").unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
+    assert_closed(&mut s);
 
     let mut s = connect(server.local_addr());
     for _ in 0..3 {
@@ -81,7 +81,7 @@ fn http10_closes_unless_keep_alive() {
         assert_eq!(r.header("connection"), Some("keep-alive"));
         assert_eq!(r.text(), "hello /b");
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -92,8 +92,8 @@ fn connection_close_is_honoured() {
         .unwrap();
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.header("connection"), Some("close"));
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }
 
 #[test]
@@ -108,5 +108,5 @@ fn head_sends_headers_without_body() {
     // The next response starts right after the HEAD head: no body bytes in between.
     let r = read_response(&mut s, false).unwrap();
     assert_eq!(r.text(), "hello /next");
-    server.shutdown();
+    stop(&server);
 }

@@ -1,4 +1,4 @@
-//! StaticFiles against `curl` (skipped with a note when curl is missing): ranges, multipart
+//! StaticFiles against `curl` (a missing curl fails, naming the package): ranges, multipart
 //! ranges, 416, conditional requests with `-z` (If-Modified-Since) and an ETag round trip
 //! (`--etag-save` / `--etag-compare`), and decompression of the precompressed sibling.
 
@@ -8,13 +8,13 @@ use std::net::SocketAddr;
 use std::process::{Command, Output};
 
 use common::files::{serve, small_bytes, text_bytes, tree};
+use common::stop;
 
-fn curl_present() -> bool {
-    if Command::new("curl").arg("--version").output().is_ok() {
-        return true;
-    }
-    eprintln!("curl not installed: skipped");
-    false
+fn require_curl() {
+    assert!(
+        Command::new("curl").arg("--version").output().is_ok(),
+        "curl is missing: install the Debian package curl"
+    );
 }
 
 /// Runs curl with `args` against `http://addr{target}`, body to stdout.
@@ -39,9 +39,7 @@ fn code_and_body(o: &Output) -> (u16, Vec<u8>) {
 
 #[test]
 fn curl_ranges() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
@@ -81,14 +79,12 @@ fn curl_ranges() {
         &["-r", "123456-223455", "-w", "%{http_code}"],
     ));
     assert_eq!((code, body.as_slice()), (206, &big[123_456..223_456]));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
 fn curl_conditionals() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
@@ -124,14 +120,12 @@ fn curl_conditionals() {
         &["-H", "If-Match: \"nope\"", "-w", "%{http_code}"],
     ));
     assert_eq!(code, 412);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
 fn curl_compressed() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let (code, body) = code_and_body(&curl(
@@ -140,5 +134,5 @@ fn curl_compressed() {
         &["--compressed", "-w", "%{http_code}"],
     ));
     assert_eq!((code, body), (200, text_bytes(5_000)));
-    server.shutdown();
+    stop(&server);
 }

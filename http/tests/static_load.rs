@@ -101,7 +101,7 @@ fn hundred_mib_by_sendfile_and_over_tls() {
         .unwrap()
         .to_hex();
     assert_eq!(got, want);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -142,5 +142,5 @@ fn five_hundred_keep_alive_clients_fetch_the_small_file() {
         exchange(addr, b"GET /hello.txt HTTP/1.1\r\nHost: a\r\n\r\n").status,
         200
     );
-    server.shutdown();
+    stop(&server);
 }

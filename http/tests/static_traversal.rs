@@ -135,7 +135,7 @@ fn run_corpus(inline: bool, cache: bool) {
     }
     let ok = exchange(addr, b"GET /hello.txt HTTP/1.1\r\nHost: a\r\n\r\n");
     assert_eq!((ok.status, ok.text().as_str()), (200, "hello world\n"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -166,7 +166,7 @@ fn listing_never_shows_hidden_names_or_follows_links_out() {
         );
         assert!(!contains(&out, SECRET), "{target}");
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -193,6 +193,6 @@ fn symlinks_out_of_the_root_are_served_only_when_allowed() {
         b"GET /%2e%2e/secret.txt HTTP/1.1\r\nHost: a\r\n\r\n",
     );
     assert_eq!(r.status, 400);
-    strict.shutdown();
-    open.shutdown();
+    stop(&strict);
+    stop(&open);
 }

@@ -73,7 +73,7 @@ fn whole_body_from_file_and_memory() {
         assert_eq!(r.header("etag"), Some(ETAG));
         assert_eq!(r.header("last-modified"), Some(LAST_MODIFIED));
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -88,7 +88,7 @@ fn single_range_is_206() {
         assert_eq!(r.header("content-range"), Some("bytes 995-999/1000"));
         assert_eq!(r.body, &content()[995..]);
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn multiple_ranges_are_multipart_and_merged() {
             r.body.len()
         );
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -141,7 +141,7 @@ fn unsatisfiable_or_too_many_ranges_are_416() {
         &format!("Range: bytes={}\r\n", many.join(",")),
     );
     assert_eq!(r.status, 416);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -150,7 +150,7 @@ fn invalid_range_is_ignored() {
     let r = get(&server, "/file", "Range: bytes=9-1\r\n");
     assert_eq!(r.status, 200);
     assert_eq!(r.body.len(), 1000);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -180,7 +180,7 @@ fn if_range_decides_between_206_and_200() {
         "Range: bytes=0-0\r\nIf-Range: Mon, 07 Nov 1994 08:49:37 GMT\r\n",
     );
     assert_eq!(r.status, 200);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -192,5 +192,5 @@ fn head_gets_the_headers_only() {
     assert_eq!(r.status, 200, "Range applies to GET only");
     assert_eq!(r.header("content-length"), Some("1000"));
     assert_eq!(read_response(&mut s, false).unwrap().body, content());
-    server.shutdown();
+    stop(&server);
 }

@@ -7,7 +7,6 @@ mod common;
 use std::io::Write;
 use std::net::TcpStream;
 use std::process::Command;
-use std::time::Duration;
 
 use common::*;
 use moria_crypto::{TlsAcceptor, TlsConnector};
@@ -60,7 +59,7 @@ fn http_and_https_in_one_server() {
         assert!(r.text().starts_with("TLSv1."), "{}", r.text());
         assert!(r.text().ends_with(&format!(" /tls/{i} 3")), "{}", r.text());
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -76,7 +75,7 @@ fn pipelined_requests_over_tls() {
         let r = read_response(&mut s, false).unwrap();
         assert!(r.text().ends_with(&format!(" /{i} 0")));
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -91,7 +90,7 @@ fn stalled_handshake_does_not_block_other_clients() {
         .unwrap()
         .text()
         .ends_with(" /ok 0"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -99,19 +98,19 @@ fn plain_http_on_the_tls_port_is_dropped() {
     let (server, _pem) = server();
     let mut s = connect(server.local_addrs()[1]);
     s.write_all(b"GET / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
-    s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
-    assert!(is_closed(&mut s));
-    server.shutdown();
+    assert_closed(&mut s);
+    stop(&server);
 }
 
 #[test]
-fn curl_over_https_when_present() {
-    if Command::new("curl").arg("--version").output().is_err() {
-        eprintln!("curl not installed: skipped");
-        return;
-    }
+fn curl_over_https() {
+    assert!(
+        Command::new("curl").arg("--version").output().is_ok(),
+        "curl is missing: install the Debian package curl"
+    );
     let (server, pem) = server();
-    let ca = std::env::temp_dir().join(format!("moria-http-ca-{}.pem", std::process::id()));
+    let dir = tempfile::tempdir().unwrap();
+    let ca = dir.path().join("ca.pem");
     std::fs::write(&ca, &pem).unwrap();
     let port = server.local_addrs()[1].port();
     let out = Command::new("curl")
@@ -121,7 +120,6 @@ fn curl_over_https_when_present() {
         .args(["-d", "hello", &format!("https://localhost:{port}/curl")])
         .output()
         .unwrap();
-    let _ = std::fs::remove_file(&ca);
     assert!(
         out.status.success(),
         "{}",
@@ -132,5 +130,5 @@ fn curl_over_https_when_present() {
         text.starts_with("TLSv1.") && text.ends_with(" /curl 5"),
         "{text}"
     );
-    server.shutdown();
+    stop(&server);
 }

@@ -1,5 +1,6 @@
 //! [`ServerBuilder`]: listeners, limits and options, validated before anything is bound.
 
+use std::sync::atomic::AtomicUsize;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -232,6 +233,7 @@ impl ServerBuilder {
             handler: Box::new(handler),
             tracker: Arc::new(Tracker::new(self.max_connections)),
             token: token.clone(),
+            aborted: AtomicUsize::new(0),
         });
         for (l, tls) in listeners {
             let s = Arc::clone(&shared);

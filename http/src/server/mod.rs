@@ -9,6 +9,7 @@ mod accept;
 mod builder;
 
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +33,22 @@ pub(super) struct Shared {
     handler: Box<dyn Handler>,
     tracker: Arc<Tracker>,
     token: ShutdownToken,
+    /// Connections cut when the grace period ran out (set before `done`).
+    aborted: AtomicUsize,
+}
+
+/// How a shutdown ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// Connections still busy when the grace period ran out, whose I/O was cut.
+    pub aborted: usize,
+}
+
+impl ShutdownReport {
+    /// Whether every connection finished on its own within the grace period.
+    pub fn is_graceful(&self) -> bool {
+        self.aborted == 0
+    }
 }
 
 /// A running server.
@@ -78,14 +95,26 @@ impl Server {
 
     /// Stops accepting, closes idle connections, lets in-flight requests finish (up to the
     /// grace period, then aborts them), and returns when every connection is gone.
-    pub fn shutdown(&self) {
+    pub fn shutdown(&self) -> ShutdownReport {
         self.token.trigger();
-        self.wait();
+        self.wait()
     }
 
     /// Waits until the server has shut down (its token fired and connections drained).
-    pub fn wait(&self) {
+    pub fn wait(&self) -> ShutdownReport {
         self.done.wait();
+        self.report()
+    }
+
+    /// Like [`wait`](Self::wait), for at most `timeout`; `None` if the server still runs then.
+    pub fn wait_timeout(&self, timeout: Duration) -> Option<ShutdownReport> {
+        self.done.wait_timeout(timeout).then(|| self.report())
+    }
+
+    fn report(&self) -> ShutdownReport {
+        ShutdownReport {
+            aborted: self.shared.aborted.load(Ordering::Acquire),
+        }
     }
 }
 
@@ -95,10 +124,9 @@ pub(super) fn supervise(shared: &Shared, grace: Duration, done: &Event) {
     log::info!("shutting down: {} connections open", tracker.live());
     tracker.wake_idle();
     if !tracker.wait_empty(grace) {
-        log::warn!(
-            "{} connections still busy after {grace:?}: aborting them",
-            tracker.live()
-        );
+        let busy = tracker.live();
+        log::warn!("{busy} connections still busy after {grace:?}: aborting them");
+        shared.aborted.store(busy, Ordering::Release);
         tracker.abort_all();
         tracker.wait_empty(ABORT_WAIT);
     }

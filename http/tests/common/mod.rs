@@ -1,24 +1,56 @@
-//! Shared helpers for the integration tests: start a server on 127.0.0.1:0 and talk raw TCP.
+//! Shared helpers for the integration tests: start a server on 127.0.0.1:0, talk raw TCP (or
+//! TLS), and assert what the server did with the connection: answered, closed, or shut down
+//! without waiting for the grace period. See "Writing a connection-level test" in the crate
+//! README.
 
 #![allow(dead_code)]
 
 pub mod files;
 
-use std::io::{Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
+use moria_crypto::TlsStream;
 use moria_http::{Handler, Server, ServerBuilder};
 
 /// How long a test client waits for an answer before calling the server hung.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
+/// How long a client waits to see the server close a connection that it must close.
+pub const CLOSE_WAIT: Duration = Duration::from_secs(5);
+/// The grace period of the servers that [`start`] starts: far above [`SHUTDOWN_BOUND`], so a
+/// shutdown that ends within the bound cannot have gone through the grace-period path.
+pub const TEST_GRACE: Duration = Duration::from_secs(600);
+/// How long [`stop`] lets a shutdown take before it calls the connections unwoken.
+pub const SHUTDOWN_BOUND: Duration = Duration::from_secs(20);
 
-/// Starts `handler` on an ephemeral port with the builder's settings.
+/// Starts `handler` on an ephemeral port with the builder's settings and [`TEST_GRACE`].
 pub fn start(builder: ServerBuilder, handler: impl Handler) -> Server {
     builder
         .listen("127.0.0.1:0")
+        .shutdown_grace(TEST_GRACE)
         .start(handler)
         .expect("server starts")
+}
+
+/// Shuts `server` down and fails the test unless every connection was woken and closed at
+/// once: a shutdown that ran into the grace period (started with [`TEST_GRACE`]) or aborted a
+/// connection is a failure, whatever the connections were doing.
+pub fn stop(server: &Server) {
+    let live = server.connections();
+    server.shutdown_token().trigger();
+    match server.wait_timeout(SHUTDOWN_BOUND) {
+        Some(report) => assert!(
+            report.is_graceful(),
+            "shutdown aborted {} connections after the grace period",
+            report.aborted
+        ),
+        None => panic!(
+            "shutdown still waiting after {SHUTDOWN_BOUND:?}: {} of the {live} connections open \
+             at the start were not woken (the grace-period path is running)",
+            server.connections()
+        ),
+    }
 }
 
 /// A raw client connection with a read timeout (so a hang fails the test instead of blocking).
@@ -122,8 +154,55 @@ pub fn exchange(addr: SocketAddr, raw: &[u8]) -> Resp {
     read_response(&mut s, false).expect("a response")
 }
 
-/// Whether the server closed the connection (EOF within the client timeout).
-pub fn is_closed(s: &mut TcpStream) -> bool {
-    let mut b = [0u8; 1];
-    matches!(s.read(&mut b), Ok(0) | Err(_))
+/// A client connection whose read timeout a test can set: plain TCP or TLS over it.
+pub trait ClientConn: Read {
+    /// Sets the read timeout of the underlying socket.
+    fn set_timeout(&mut self, d: Duration);
+}
+
+impl ClientConn for TcpStream {
+    fn set_timeout(&mut self, d: Duration) {
+        self.set_read_timeout(Some(d)).expect("set_read_timeout");
+    }
+}
+
+impl ClientConn for TlsStream<TcpStream> {
+    fn set_timeout(&mut self, d: Duration) {
+        self.get_mut().set_timeout(d);
+    }
+}
+
+/// Waits up to [`CLOSE_WAIT`] for the server to end the connection: `Ok` on EOF (with or
+/// without TLS close_notify) or reset; `Err` says what happened instead (still open, or bytes
+/// the test did not expect).
+pub fn check_closed(s: &mut impl ClientConn) -> Result<(), String> {
+    s.set_timeout(CLOSE_WAIT);
+    let mut b = [0u8; 256];
+    let r = s.read(&mut b);
+    s.set_timeout(CLIENT_TIMEOUT);
+    match r {
+        Ok(0) => Ok(()),
+        Ok(n) => Err(format!(
+            "expected the server to close the connection; it sent {:?}",
+            String::from_utf8_lossy(&b[..n])
+        )),
+        Err(e) => match e.kind() {
+            ErrorKind::ConnectionReset
+            | ErrorKind::ConnectionAborted
+            | ErrorKind::UnexpectedEof => Ok(()),
+            ErrorKind::WouldBlock | ErrorKind::TimedOut => Err(format!(
+                "the server kept the connection open for {CLOSE_WAIT:?} when it should have \
+                 closed it"
+            )),
+            _ => Err(format!("reading for the close failed: {e}")),
+        },
+    }
+}
+
+/// Asserts that the server closes the connection (see [`check_closed`]).
+#[track_caller]
+pub fn assert_closed(s: &mut impl ClientConn) {
+    if let Err(why) = check_closed(s) {
+        panic!("{why}");
+    }
 }
