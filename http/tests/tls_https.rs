@@ -1,6 +1,6 @@
 //! HTTPS: HTTP and HTTPS listeners in one server; requests through moria-crypto's TLS client
 //! (keep-alive, pipelining, TLS info reaching the handler), a handshake that never completes
-//! does not stall other clients, and `curl` when it is installed.
+//! does not stall other clients, and `curl` (a missing curl fails, naming the package).
 
 mod common;
 
@@ -9,7 +9,6 @@ use std::net::TcpStream;
 use std::process::Command;
 
 use common::*;
-use moria_crypto::{TlsAcceptor, TlsConnector};
 use moria_http::{HandlerResult, Request, Response, Server};
 
 fn hello(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
@@ -20,24 +19,20 @@ fn hello(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     Ok(())
 }
 
+/// A server with a plain listener first and an HTTPS listener second.
 fn server() -> (Server, Vec<u8>) {
-    let acceptor = TlsAcceptor::self_signed(&["localhost", "127.0.0.1"]).unwrap();
-    let pem = acceptor.certificate_pem().unwrap();
+    let (acceptor, pem) = tls::acceptor();
     let server = Server::builder()
         .listen("127.0.0.1:0")
         .listen_tls("127.0.0.1:0", acceptor)
+        .shutdown_grace(TEST_GRACE)
         .start(hello)
         .unwrap();
     (server, pem)
 }
 
 fn tls_client(server: &Server, pem: &[u8]) -> moria_crypto::TlsStream<TcpStream> {
-    let connector = TlsConnector::builder()
-        .add_root_certificate_pem(pem)
-        .build()
-        .unwrap();
-    let tcp = connect(server.local_addrs()[1]);
-    connector.connect("localhost", tcp).unwrap()
+    tls::connect_tls(server.local_addrs()[1], pem)
 }
 
 #[test]

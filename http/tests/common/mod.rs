@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod files;
+pub mod tls;
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -85,7 +86,7 @@ impl Resp {
 
 /// Reads one response from `s` (Content-Length, chunked, or until close); `head_only` for
 /// answers to HEAD.
-pub fn read_response(s: &mut impl Read, head_only: bool) -> Option<Resp> {
+pub fn read_response(s: &mut (impl Read + ?Sized), head_only: bool) -> Option<Resp> {
     let mut head = Vec::new();
     let mut b = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
@@ -119,7 +120,7 @@ pub fn read_response(s: &mut impl Read, head_only: bool) -> Option<Resp> {
     Some(r)
 }
 
-fn read_line(s: &mut impl Read) -> Option<String> {
+fn read_line(s: &mut (impl Read + ?Sized)) -> Option<String> {
     let mut line = Vec::new();
     let mut b = [0u8; 1];
     while !line.ends_with(b"\r\n") {
@@ -132,7 +133,7 @@ fn read_line(s: &mut impl Read) -> Option<String> {
     String::from_utf8(line).ok()
 }
 
-fn read_chunked(s: &mut impl Read) -> Option<Vec<u8>> {
+fn read_chunked(s: &mut (impl Read + ?Sized)) -> Option<Vec<u8>> {
     let mut out = Vec::new();
     loop {
         let size = usize::from_str_radix(read_line(s)?.split(';').next()?.trim(), 16).ok()?;
@@ -155,7 +156,7 @@ pub fn exchange(addr: SocketAddr, raw: &[u8]) -> Resp {
 }
 
 /// A client connection whose read timeout a test can set: plain TCP or TLS over it.
-pub trait ClientConn: Read {
+pub trait ClientConn: Read + Write {
     /// Sets the read timeout of the underlying socket.
     fn set_timeout(&mut self, d: Duration);
 }
@@ -175,7 +176,7 @@ impl ClientConn for TlsStream<TcpStream> {
 /// Waits up to [`CLOSE_WAIT`] for the server to end the connection: `Ok` on EOF (with or
 /// without TLS close_notify) or reset; `Err` says what happened instead (still open, or bytes
 /// the test did not expect).
-pub fn check_closed(s: &mut impl ClientConn) -> Result<(), String> {
+pub fn check_closed(s: &mut dyn ClientConn) -> Result<(), String> {
     s.set_timeout(CLOSE_WAIT);
     let mut b = [0u8; 256];
     let r = s.read(&mut b);
@@ -201,7 +202,7 @@ pub fn check_closed(s: &mut impl ClientConn) -> Result<(), String> {
 
 /// Asserts that the server closes the connection (see [`check_closed`]).
 #[track_caller]
-pub fn assert_closed(s: &mut impl ClientConn) {
+pub fn assert_closed(s: &mut dyn ClientConn) {
     if let Err(why) = check_closed(s) {
         panic!("{why}");
     }
