@@ -11,7 +11,7 @@ mod common;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use common::tls::{connect_tls, start_tls};
+use common::tls::{connect_tls, start_tls, Fixture};
 use common::*;
 use moria_http::{Body, HandlerResult, Request, Response, Server};
 use moria_runtime::sync::channel;
@@ -107,18 +107,9 @@ fn in_flight_streamed_response_finishes_then_closes() {
             }));
             Ok(())
         };
-        let (server, pem) = match tls {
-            false => (start(Server::builder(), handler), None),
-            true => {
-                let t = start_tls(Server::builder(), handler);
-                (t.server, Some(t.pem))
-            }
-        };
-        let addr = server.local_addr();
-        let mut s: Box<dyn ClientConn> = match &pem {
-            None => Box::new(connect(addr)),
-            Some(pem) => Box::new(connect_tls(addr, pem)),
-        };
+        let f = Fixture::start(tls, Server::builder(), handler);
+        let server = &f.server;
+        let mut s = f.connect();
         s.write_all(b"GET /stream HTTP/1.1\r\nHost: localhost\r\n\r\n")
             .unwrap();
         entered_rx.recv().unwrap();
@@ -129,7 +120,7 @@ fn in_flight_streamed_response_finishes_then_closes() {
         let r = read_response(&mut *s, false).expect("the whole streamed response");
         assert_eq!(r.text(), "first half, second half", "tls: {tls}");
         // ...then ends it and is done without the grace period.
-        stop(&server);
+        stop(server);
         assert_closed(&mut *s);
     }
 }

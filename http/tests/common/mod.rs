@@ -207,3 +207,17 @@ pub fn assert_closed(s: &mut dyn ClientConn) {
         panic!("{why}");
     }
 }
+
+/// Polls `done` until it holds, failing the test (naming `what`) after [`CLIENT_TIMEOUT`].
+/// For states a test cannot be told about, such as the server giving up on a connection.
+#[track_caller]
+pub fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + CLIENT_TIMEOUT;
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still waiting after {CLIENT_TIMEOUT:?} for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}

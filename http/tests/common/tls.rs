@@ -6,7 +6,7 @@ use std::net::{SocketAddr, TcpStream};
 use moria_crypto::{TlsAcceptor, TlsConnector, TlsStream};
 use moria_http::{Handler, Server, ServerBuilder};
 
-use super::{connect, TEST_GRACE};
+use super::{connect, ClientConn, TEST_GRACE};
 
 /// A running HTTPS server and the certificate its clients must trust.
 pub struct TlsServer {
@@ -41,4 +41,44 @@ pub fn connect_tls(addr: SocketAddr, pem: &[u8]) -> TlsStream<TcpStream> {
     connector
         .connect("localhost", connect(addr))
         .expect("TLS handshake")
+}
+
+/// A server reached over plain TCP or over TLS, for tests that run once per transport.
+pub struct Fixture {
+    pub server: Server,
+    /// The certificate to trust; `None` for plain TCP.
+    pub pem: Option<Vec<u8>>,
+}
+
+impl Fixture {
+    /// Starts `handler` with `builder`'s settings on a plain (`tls == false`) or HTTPS listener.
+    pub fn start(tls: bool, builder: ServerBuilder, handler: impl Handler) -> Fixture {
+        match tls {
+            false => Fixture {
+                server: super::start(builder, handler),
+                pem: None,
+            },
+            true => {
+                let t = start_tls(builder, handler);
+                Fixture {
+                    server: t.server,
+                    pem: Some(t.pem),
+                }
+            }
+        }
+    }
+
+    /// Whether this fixture speaks TLS.
+    pub fn is_tls(&self) -> bool {
+        self.pem.is_some()
+    }
+
+    /// A new client connection of the fixture's kind.
+    pub fn connect(&self) -> Box<dyn ClientConn> {
+        let addr = self.server.local_addr();
+        match &self.pem {
+            None => Box::new(connect(addr)),
+            Some(pem) => Box::new(connect_tls(addr, pem)),
+        }
+    }
 }
