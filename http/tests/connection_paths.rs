@@ -268,20 +268,3 @@ fn body_failing_after_its_head_truncates_and_closes() {
         assert!(body.len() < 100, "{text}");
     });
 }
-
-/// Everything the server sends until it ends the connection (EOF, reset or TLS truncation).
-fn read_until_closed(s: &mut dyn ClientConn) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match s.read(&mut buf) {
-            Ok(0) => return out,
-            Ok(n) => out.extend_from_slice(&buf[..n]),
-            Err(e) => {
-                let ended = [io::ErrorKind::ConnectionReset, io::ErrorKind::UnexpectedEof];
-                assert!(ended.contains(&e.kind()), "the connection did not end: {e}");
-                return out;
-            }
-        }
-    }
-}

@@ -149,9 +149,7 @@ fn slowloris_gets_408_and_is_closed_while_others_are_served() {
                 break;
             }
         }
-        let mut rest = Vec::new();
-        let _ = s.read_to_end(&mut rest);
-        answer.extend_from_slice(&rest);
+        answer.extend(read_until_closed(&mut s));
         String::from_utf8_lossy(&answer).into_owned()
     });
     // Meanwhile other clients are served normally.

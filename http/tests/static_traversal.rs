@@ -8,7 +8,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Write;
 
 use common::files::{serve, tree, HIDDEN, SECRET};
 use common::*;
@@ -103,9 +103,7 @@ fn probe(addr: std::net::SocketAddr, target: &str) -> Vec<u8> {
     let mut s = connect(addr);
     let req = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     s.write_all(req.as_bytes()).unwrap();
-    let mut out = Vec::new();
-    let _ = s.read_to_end(&mut out);
-    out
+    read_until_closed(&mut s)
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {

@@ -200,6 +200,37 @@ pub fn check_closed(s: &mut dyn ClientConn) -> Result<(), String> {
     }
 }
 
+/// Everything the server sends until it ends the connection (EOF, reset, or TLS without
+/// close_notify); fails if the server goes quiet for [`CLOSE_WAIT`] without closing.
+pub fn read_until_closed(s: &mut dyn ClientConn) -> Vec<u8> {
+    s.set_timeout(CLOSE_WAIT);
+    let mut out = Vec::new();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => match e.kind() {
+                ErrorKind::ConnectionReset
+                | ErrorKind::ConnectionAborted
+                | ErrorKind::UnexpectedEof => break,
+                ErrorKind::WouldBlock | ErrorKind::TimedOut => panic!(
+                    "the server went quiet for {CLOSE_WAIT:?} after {} bytes without closing the \
+                     connection",
+                    out.len()
+                ),
+                _ => panic!(
+                    "reading until the close failed after {} bytes: {e}",
+                    out.len()
+                ),
+            },
+        }
+    }
+    s.set_timeout(CLIENT_TIMEOUT);
+    out
+}
+
 /// Asserts that the server closes the connection (see [`check_closed`]).
 #[track_caller]
 pub fn assert_closed(s: &mut dyn ClientConn) {
