@@ -1,6 +1,7 @@
-//! StaticFiles against `curl` (skipped with a note when curl is missing): ranges, multipart
-//! ranges, 416, conditional requests with `-z` (If-Modified-Since) and an ETag round trip
-//! (`--etag-save` / `--etag-compare`), and decompression of the precompressed sibling.
+//! StaticFiles against `curl`: ranges, multipart ranges, 416, conditional requests with `-z`
+//! (If-Modified-Since) and an ETag round trip (`--etag-save` / `--etag-compare`), and
+//! decompression of the precompressed sibling. A missing curl fails the tests, naming the
+//! Debian package.
 
 mod common;
 
@@ -9,12 +10,16 @@ use std::process::{Command, Output};
 
 use common::files::{serve, small_bytes, text_bytes, tree};
 
-fn curl_present() -> bool {
-    if Command::new("curl").arg("--version").output().is_ok() {
-        return true;
-    }
-    eprintln!("curl not installed: skipped");
-    false
+/// Fails the test, naming the package to install, when the `curl` command is missing.
+fn require_curl() {
+    let found = Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        found,
+        "no working `curl` command: install the Debian package curl"
+    );
 }
 
 /// Runs curl with `args` against `http://addr{target}`, body to stdout.
@@ -39,9 +44,7 @@ fn code_and_body(o: &Output) -> (u16, Vec<u8>) {
 
 #[test]
 fn curl_ranges() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
@@ -86,9 +89,7 @@ fn curl_ranges() {
 
 #[test]
 fn curl_conditionals() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
@@ -129,9 +130,7 @@ fn curl_conditionals() {
 
 #[test]
 fn curl_compressed() {
-    if !curl_present() {
-        return;
-    }
+    require_curl();
     let t = tree();
     let server = serve(&t.root(), |b| b);
     let (code, body) = code_and_body(&curl(

@@ -1,12 +1,16 @@
 //! StaticFiles status codes and headers, one scenario per test: 200 with its headers, HEAD,
 //! 404/403/405/301, index files, listings, content types, Cache-Control, conditional requests
 //! (304/412), ranges (206, multipart, 416, If-Range), the precompressed `.gz` sibling and
-//! on-the-fly gzip, and a mount prefix inside a Router.
+//! on-the-fly gzip, and a mount prefix inside a Router. Run as root, the permission case runs
+//! in a copy of this test binary started as `nobody` (root reads any file); the ETag case sets
+//! modification times instead of waiting for the clock to tick.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::files::{serve, small_bytes, text_bytes, tree, SMALL_LEN};
 use common::*;
@@ -135,18 +139,64 @@ fn error_statuses() {
 
 #[test]
 fn unreadable_file_is_forbidden() {
+    // SAFETY: geteuid only reads the process's credentials.
+    if unsafe { libc::geteuid() } == 0 {
+        run_unprivileged("unreadable_file_is_forbidden");
+        return;
+    }
     use std::os::unix::fs::PermissionsExt;
     let t = tree();
     let p = t.path("locked.txt");
     std::fs::write(&p, "locked").unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&p).is_ok() {
-        eprintln!("running as a user that ignores file permissions (root): skipped");
-        return;
-    }
+    assert!(
+        std::fs::read(&p).is_err(),
+        "this process reads a mode 000 file: the case proves nothing"
+    );
     let server = serve(&t.root(), |b| b);
     assert_eq!(get(server.local_addr(), "/locked.txt", &[]).status, 403);
     server.shutdown();
+}
+
+/// Uid and gid of `nobody` / `nogroup` on Debian.
+const NOBODY: u32 = 65534;
+
+/// Runs the test `name` of this binary in a child process as `nobody`, and fails unless it ran
+/// and passed there. The binary is copied to a scratch directory first, so that the child can
+/// run it wherever the build lives (a checkout under /root, say); the child's temporary files
+/// go to a directory it owns inside that scratch directory, removed with it.
+fn run_unprivileged(name: &str) {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(scratch.path(), open.clone()).unwrap();
+    let exe = scratch.path().join("test-binary");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, open).unwrap();
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    chown(&tmp, Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = std::process::Command::new(&exe)
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env("TMPDIR", &tmp)
+        .current_dir("/")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot start {name} as uid {NOBODY} ({e}): run the suite as a non-root user")
+        });
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{name} as uid {NOBODY}: {}\n{text}",
+        out.status
+    );
 }
 
 #[test]
@@ -323,18 +373,43 @@ fn conditional_requests() {
     server.shutdown();
 }
 
+/// Sets the modification time of the file at `path`.
+fn set_mtime(path: &Path, t: SystemTime) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(t).unwrap();
+}
+
 #[test]
 fn a_changed_file_gets_a_new_etag() {
+    // The new content has the same size and, rewritten in place, the same inode: only the
+    // modification time tells the versions apart. Both times are set here rather than left to
+    // the clock, whose tick may not separate two quick writes.
     let t = tree();
+    let path = t.path("hello.txt");
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    set_mtime(&path, t0);
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
-    let before = get(addr, "/hello.txt", &[])
-        .header("etag")
-        .unwrap()
-        .to_string();
-    std::fs::write(t.path("hello.txt"), "hello again\n").unwrap();
+    let first = get(addr, "/hello.txt", &[]);
+    assert_eq!(
+        first.header("last-modified"),
+        Some("Tue, 14 Nov 2023 22:13:20 GMT")
+    );
+    let before = first.header("etag").unwrap().to_string();
+    assert_eq!(
+        get(addr, "/hello.txt", &[]).header("etag"),
+        Some(before.as_str()),
+        "an unchanged file keeps its tag"
+    );
+
+    std::fs::write(&path, "hello again\n").unwrap();
+    set_mtime(&path, t0 + Duration::from_secs(1));
     let r = get(addr, "/hello.txt", &[&format!("If-None-Match: {before}")]);
     assert_eq!((r.status, r.text().as_str()), (200, "hello again\n"));
+    assert_eq!(
+        r.header("last-modified"),
+        Some("Tue, 14 Nov 2023 22:13:21 GMT")
+    );
     assert_ne!(r.header("etag"), Some(before.as_str()));
     server.shutdown();
 }
