@@ -1,15 +1,15 @@
 //! Interop with the `openssl` command: `s_client` against our acceptor (TLS 1.3, TLS 1.2,
-//! refused TLS 1.1) and our connector against `s_server` (echo, wrong host). Skipped, with a
-//! note, when the command is missing.
+//! refused TLS 1.1) and our connector against `s_server` (echo, wrong host). A missing
+//! `openssl` command fails the tests, naming the Debian package. Keys written for the command
+//! live in a scratch directory removed when the test ends.
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
-use std::time::{Duration, Instant};
 
 use common::scratch_dir;
 use moria_crypto::{Error, Identity, TlsAcceptor};
@@ -17,15 +17,16 @@ use moria_crypto::{Error, Identity, TlsAcceptor};
 /// Upper bound on any `openssl` child's life (enforced by coreutils `timeout`).
 const CHILD_LIMIT_SECS: &str = "30";
 
-fn have_openssl() -> bool {
+/// Fails the test, naming the package to install, when the `openssl` command is missing.
+fn require_openssl() {
     let found = Command::new("openssl")
         .arg("version")
         .output()
         .is_ok_and(|o| o.status.success());
-    if !found {
-        eprintln!("skipped: no `openssl` command");
-    }
-    found
+    assert!(
+        found,
+        "no working `openssl` command: install the Debian package openssl"
+    );
 }
 
 /// Runs `openssl <args>` under a time limit, with `input` on stdin (kept open until the
@@ -94,12 +95,10 @@ fn write_identity(dir: &Path, identity: &Identity) -> (String, String) {
 
 #[test]
 fn s_client_verifies_and_talks_to_our_acceptor() {
-    if !have_openssl() {
-        return;
-    }
+    require_openssl();
     let dir = scratch_dir("s_client");
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let (cert, key) = write_identity(&dir, &identity);
+    let (cert, key) = write_identity(dir.path(), &identity);
     // The acceptor loads the same files back, the way a server is usually configured.
     let acceptor =
         TlsAcceptor::builder(Identity::from_pem_files(Path::new(&cert), Path::new(&key)).unwrap())
@@ -141,9 +140,7 @@ fn s_client_verifies_and_talks_to_our_acceptor() {
 
 #[test]
 fn tls_1_1_is_refused() {
-    if !have_openssl() {
-        return;
-    }
+    require_openssl();
     let (addr, server) = pong_server(TlsAcceptor::self_signed(&["localhost"]).unwrap());
     // SECLEVEL=0 lets the client really offer TLS 1.1, so the refusal is the server's.
     let output = openssl_client(
@@ -166,21 +163,16 @@ fn tls_1_1_is_refused() {
     assert!(!output.contains("pong"), "{output}");
 }
 
-/// Starts `openssl s_server` on a free loopback port; returns it once it accepts connections.
+/// Starts `openssl s_server` on a loopback port it picks; returns it once it says it accepts
+/// connections (its `ACCEPT <address>` line), with its output drained on a thread.
 fn s_server(cert: &str, key: &str, extra: &[&str]) -> (Child, SocketAddr) {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let addr: SocketAddr = ([127, 0, 0, 1], port).into();
     let mut child = Command::new("timeout")
         .arg(CHILD_LIMIT_SECS)
         .arg("openssl")
         .args([
             "s_server",
             "-accept",
-            &port.to_string(),
+            "127.0.0.1:0",
             "-cert",
             cert,
             "-key",
@@ -188,29 +180,34 @@ fn s_server(cert: &str, key: &str, extra: &[&str]) -> (Child, SocketAddr) {
         ])
         .args(extra)
         .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let give_up = Instant::now() + Duration::from_secs(10);
-    while TcpStream::connect(addr).is_err() {
-        if Instant::now() > give_up || child.try_wait().unwrap().is_some() {
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut seen = String::new();
+    let addr = loop {
+        let mut line = String::new();
+        if out.read_line(&mut line).unwrap() == 0 {
             let _ = child.kill();
-            panic!("s_server did not start listening on {addr}");
+            let _ = child.wait();
+            panic!("s_server exited before accepting connections:\n{seen}");
         }
-        thread::sleep(Duration::from_millis(20));
-    }
+        if let Some(addr) = line.trim().strip_prefix("ACCEPT ") {
+            break addr.parse().unwrap();
+        }
+        seen.push_str(&line);
+    };
+    thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
     (child, addr)
 }
 
 #[test]
 fn our_connector_talks_to_s_server() {
-    if !have_openssl() {
-        return;
-    }
+    require_openssl();
     let dir = scratch_dir("s_server");
     let identity = Identity::self_signed(&["localhost"]).unwrap();
-    let (cert, key) = write_identity(&dir, &identity);
+    let (cert, key) = write_identity(dir.path(), &identity);
     let (mut child, addr) = s_server(&cert, &key, &["-rev", "-alpn", "http/1.1"]);
     let connector = moria_crypto::TlsConnector::builder()
         .add_root_certificate_pem(&identity.certificate_pem().unwrap())
@@ -240,9 +237,7 @@ fn our_connector_talks_to_s_server() {
 
 #[test]
 fn s_client_rejects_an_untrusted_acceptor() {
-    if !have_openssl() {
-        return;
-    }
+    require_openssl();
     let (addr, server) = pong_server(TlsAcceptor::self_signed(&["localhost"]).unwrap());
     let output = openssl_client(
         &[

@@ -52,6 +52,24 @@ fn rfc_7515_a1_hs256() {
         key.verify(A1_TOKEN, &Validation::new()),
         Err(Error::TokenExpired { exp: A_EXP, .. })
     ));
+    let at = Validation::new().at(A_EXP - 1);
+    assert!(matches!(
+        key.verify(&tampered(A1_TOKEN), &at),
+        Err(Error::TokenSignature)
+    ));
+    let other = JwtKey::hs256(&[7u8; 64]).unwrap();
+    assert!(matches!(
+        other.verify(A1_TOKEN, &at),
+        Err(Error::TokenSignature)
+    ));
+}
+
+/// `token` with one character inside its signature changed.
+fn tampered(token: &str) -> String {
+    let at = token.rfind('.').unwrap() + 5;
+    let mut bytes = token.as_bytes().to_vec();
+    bytes[at] = if bytes[at] == b'A' { b'B' } else { b'A' };
+    String::from_utf8(bytes).unwrap()
 }
 
 #[test]
@@ -63,13 +81,32 @@ fn rfc_7515_a3_es256() {
         .unwrap();
     assert_eq!(claims["iss"], "joe");
 
-    // ECDSA signatures are randomized: sign anew with the example's private key.
+    assert!(matches!(
+        public.verify(&tampered(A3_TOKEN), &Validation::new().at(A_EXP - 1)),
+        Err(Error::TokenSignature)
+    ));
+
+    // ECDSA signatures are randomized: sign anew with the example's private key, twice. The
+    // signed parts are the same, the signatures differ, and both verify.
     let private = JwtKey::es256_private_pem(&private_pem).unwrap();
-    let token = private.sign(&json!({"iss": "joe", "exp": A_EXP})).unwrap();
-    assert_ne!(token, A3_TOKEN);
-    public
-        .verify(&token, &Validation::new().issuer("joe").at(A_EXP - 1))
-        .unwrap();
+    let claims = json!({"iss": "joe", "exp": A_EXP});
+    let first = private.sign(&claims).unwrap();
+    let second = private.sign(&claims).unwrap();
+    let (signed, signature) = first.rsplit_once('.').unwrap();
+    let (signed_again, signature_again) = second.rsplit_once('.').unwrap();
+    assert_eq!(signed, signed_again);
+    assert_ne!(
+        signature, signature_again,
+        "two ECDSA signatures were equal"
+    );
+    // RFC 7518 §3.4: R and S, 32 bytes each, not a DER structure.
+    assert_eq!(from_base64url(signature).unwrap().len(), 64);
+    for token in [&first, &second] {
+        let verified = public
+            .verify(token, &Validation::new().issuer("joe").at(A_EXP - 1))
+            .unwrap();
+        assert_eq!(serde_json::Value::Object(verified), claims);
+    }
 }
 
 #[test]

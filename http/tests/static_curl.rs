@@ -1,6 +1,7 @@
-//! StaticFiles against `curl` (a missing curl fails, naming the package): ranges, multipart
-//! ranges, 416, conditional requests with `-z` (If-Modified-Since) and an ETag round trip
-//! (`--etag-save` / `--etag-compare`), and decompression of the precompressed sibling.
+//! StaticFiles against `curl`: ranges, multipart ranges, 416, conditional requests with `-z`
+//! (If-Modified-Since) and an ETag round trip (`--etag-save` / `--etag-compare`), and
+//! decompression of the precompressed sibling. A missing curl fails the tests, naming the
+//! Debian package.
 
 mod common;
 
@@ -10,10 +11,15 @@ use std::process::{Command, Output};
 use common::files::{serve, small_bytes, text_bytes, tree};
 use common::stop;
 
+/// Fails the test, naming the package to install, when the `curl` command is missing.
 fn require_curl() {
+    let found = Command::new("curl")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
     assert!(
-        Command::new("curl").arg("--version").output().is_ok(),
-        "curl is missing: install the Debian package curl"
+        found,
+        "no working `curl` command: install the Debian package curl"
     );
 }
 

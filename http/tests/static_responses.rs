@@ -1,12 +1,16 @@
 //! StaticFiles status codes and headers, one scenario per test: 200 with its headers, HEAD,
 //! 404/403/405/301, index files, listings, content types, Cache-Control, conditional requests
 //! (304/412), ranges (206, multipart, 416, If-Range), the precompressed `.gz` sibling and
-//! on-the-fly gzip, and a mount prefix inside a Router.
+//! on-the-fly gzip, and a mount prefix inside a Router. Run as root, the permission case runs
+//! in a copy of this test binary started as `nobody` (root reads any file); the ETag case sets
+//! modification times instead of waiting for the clock to tick.
 
 mod common;
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use common::files::{serve, small_bytes, text_bytes, tree, SMALL_LEN};
 use common::*;
@@ -53,7 +57,7 @@ fn small_file_has_every_header() {
     assert!(httpdate::parse_http_date(lm).is_ok(), "{lm}");
     assert!(r.header("cache-control").is_none());
     assert!(r.header("vary").is_none());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -66,7 +70,7 @@ fn large_file_goes_out_whole_with_the_same_headers() {
     assert_eq!(r.header("content-length"), Some("300000"));
     assert_eq!(r.header("content-type"), Some("text/plain; charset=utf-8"));
     assert!(r.header("etag").is_some() && r.header("last-modified").is_some());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -99,7 +103,7 @@ fn head_has_the_get_headers_and_no_body() {
         read_response(&mut s, false).unwrap().text(),
         "hello world\n"
     );
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -108,7 +112,7 @@ fn empty_file_is_an_empty_200() {
     let server = serve(&t.root(), |b| b);
     let r = get(server.local_addr(), "/empty.txt", &[]);
     assert_eq!((r.status, r.header("content-length")), (200, Some("0")));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -130,23 +134,69 @@ fn error_statuses() {
             "{method}"
         );
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
 fn unreadable_file_is_forbidden() {
+    // SAFETY: geteuid only reads the process's credentials.
+    if unsafe { libc::geteuid() } == 0 {
+        run_unprivileged("unreadable_file_is_forbidden");
+        return;
+    }
     use std::os::unix::fs::PermissionsExt;
     let t = tree();
     let p = t.path("locked.txt");
     std::fs::write(&p, "locked").unwrap();
     std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o000)).unwrap();
-    if std::fs::read(&p).is_ok() {
-        eprintln!("running as a user that ignores file permissions (root): skipped");
-        return;
-    }
+    assert!(
+        std::fs::read(&p).is_err(),
+        "this process reads a mode 000 file: the case proves nothing"
+    );
     let server = serve(&t.root(), |b| b);
     assert_eq!(get(server.local_addr(), "/locked.txt", &[]).status, 403);
-    server.shutdown();
+    stop(&server);
+}
+
+/// Uid and gid of `nobody` / `nogroup` on Debian.
+const NOBODY: u32 = 65534;
+
+/// Runs the test `name` of this binary in a child process as `nobody`, and fails unless it ran
+/// and passed there. The binary is copied to a scratch directory first, so that the child can
+/// run it wherever the build lives (a checkout under /root, say); the child's temporary files
+/// go to a directory it owns inside that scratch directory, removed with it.
+fn run_unprivileged(name: &str) {
+    use std::os::unix::fs::{chown, PermissionsExt};
+    use std::os::unix::process::CommandExt;
+    let scratch = tempfile::tempdir().unwrap();
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(scratch.path(), open.clone()).unwrap();
+    let exe = scratch.path().join("test-binary");
+    std::fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    std::fs::set_permissions(&exe, open).unwrap();
+    let tmp = scratch.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    chown(&tmp, Some(NOBODY), Some(NOBODY)).unwrap();
+    let out = std::process::Command::new(&exe)
+        .args([name, "--exact", "--test-threads=1", "--nocapture"])
+        .env("TMPDIR", &tmp)
+        .current_dir("/")
+        .uid(NOBODY)
+        .gid(NOBODY)
+        .output()
+        .unwrap_or_else(|e| {
+            panic!("cannot start {name} as uid {NOBODY} ({e}): run the suite as a non-root user")
+        });
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success() && text.contains("1 passed"),
+        "{name} as uid {NOBODY}: {}\n{text}",
+        out.status
+    );
 }
 
 #[test]
@@ -155,7 +205,7 @@ fn hidden_files_are_served_when_allowed() {
     let server = serve(&t.root(), |b| b.hidden_files(true));
     let r = get(server.local_addr(), "/.env", &[]);
     assert_eq!((r.status, r.text().as_str()), (200, common::files::HIDDEN));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -167,7 +217,7 @@ fn directory_without_slash_redirects_keeping_the_query() {
     assert_eq!((r.status, r.header("location")), (301, Some("/docs/?x=1")));
     let r = get(addr, "//docs", &[]);
     assert_eq!(r.header("location"), Some("/docs/"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -178,7 +228,7 @@ fn directory_serves_its_index_file() {
     assert_eq!(r.status, 200);
     assert_eq!(r.text(), "<p>docs index</p>\n");
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -194,7 +244,7 @@ fn empty_directory_without_index_no_information_leak() {
             "{target}"
         );
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -215,7 +265,7 @@ fn listing_is_sorted_escaped_and_linked() {
     // The links work.
     let b = get(server.local_addr(), "/list/b%20b.txt", &[]);
     assert_eq!(b.text(), "bb");
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -240,7 +290,7 @@ fn content_types_follow_the_extension() {
             "{target}"
         );
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -263,7 +313,7 @@ fn cache_control_is_configurable() {
         .cache_control(Some("a\r\nb"))
         .build()
         .is_err());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -320,23 +370,48 @@ fn conditional_requests() {
         .status,
         304
     );
-    server.shutdown();
+    stop(&server);
+}
+
+/// Sets the modification time of the file at `path`.
+fn set_mtime(path: &Path, t: SystemTime) {
+    let file = std::fs::File::options().write(true).open(path).unwrap();
+    file.set_modified(t).unwrap();
 }
 
 #[test]
 fn a_changed_file_gets_a_new_etag() {
+    // The new content has the same size and, rewritten in place, the same inode: only the
+    // modification time tells the versions apart. Both times are set here rather than left to
+    // the clock, whose tick may not separate two quick writes.
     let t = tree();
+    let path = t.path("hello.txt");
+    let t0 = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    set_mtime(&path, t0);
     let server = serve(&t.root(), |b| b);
     let addr = server.local_addr();
-    let before = get(addr, "/hello.txt", &[])
-        .header("etag")
-        .unwrap()
-        .to_string();
-    std::fs::write(t.path("hello.txt"), "hello again\n").unwrap();
+    let first = get(addr, "/hello.txt", &[]);
+    assert_eq!(
+        first.header("last-modified"),
+        Some("Tue, 14 Nov 2023 22:13:20 GMT")
+    );
+    let before = first.header("etag").unwrap().to_string();
+    assert_eq!(
+        get(addr, "/hello.txt", &[]).header("etag"),
+        Some(before.as_str()),
+        "an unchanged file keeps its tag"
+    );
+
+    std::fs::write(&path, "hello again\n").unwrap();
+    set_mtime(&path, t0 + Duration::from_secs(1));
     let r = get(addr, "/hello.txt", &[&format!("If-None-Match: {before}")]);
     assert_eq!((r.status, r.text().as_str()), (200, "hello again\n"));
+    assert_eq!(
+        r.header("last-modified"),
+        Some("Tue, 14 Nov 2023 22:13:21 GMT")
+    );
     assert_ne!(r.header("etag"), Some(before.as_str()));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -374,7 +449,7 @@ fn ranges() {
         assert!(text.contains(&format!("Content-Range: bytes 100-101/{size}")));
         assert_eq!(get(addr, target, &["Range: items=0-1"]).status, 200);
     }
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -403,7 +478,7 @@ fn if_range_applies_the_range_only_to_the_current_version() {
         &["Range: bytes=0-9", "If-Range: \"stale\""],
     );
     assert_eq!((r.status, r.body.len()), (200, SMALL_LEN));
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -434,8 +509,8 @@ fn precompressed_sibling_for_gzip_clients_only() {
     let off = serve(&t.root(), |b| b.precompressed_gzip(false));
     let r = get(off.local_addr(), "/pre.css", &["Accept-Encoding: gzip"]);
     assert!(r.header("content-encoding").is_none());
-    server.shutdown();
-    off.shutdown();
+    stop(&server);
+    stop(&off);
 }
 
 #[test]
@@ -464,7 +539,7 @@ fn gzip_on_the_fly_for_text() {
     assert!(r.header("content-encoding").is_none());
     let r = get(addr, "/hello.txt", &["Accept-Encoding: gzip"]);
     assert!(r.header("content-encoding").is_none());
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -490,7 +565,7 @@ fn mounted_under_a_prefix_in_a_router() {
     );
     assert_eq!(get(addr, "/", &[]).text(), "home");
     assert_eq!(get(addr, "/hello.txt", &[]).status, 404);
-    server.shutdown();
+    stop(&server);
 }
 
 #[test]
@@ -535,6 +610,6 @@ fn open_file_cache_serves_the_kept_file_until_its_validity_ends() {
         let gz = get(k, "/pre.css", &["Accept-Encoding: gzip"]);
         assert_eq!(gunzip(&gz.body), text_bytes(5_000));
     }
-    kept.shutdown();
-    fresh.shutdown();
+    stop(&kept);
+    stop(&fresh);
 }

@@ -1,11 +1,13 @@
 //! `respond_stream` over raw TCP: whole bodies, HEAD, single ranges (206 + Content-Range),
 //! multiple ranges (multipart/byteranges), 416, If-Range, from a file (zero-copy path) and from
-//! an in-memory seekable reader.
+//! an in-memory seekable reader. The transfer counters show the file body really took the
+//! zero-copy path.
 
 mod common;
 
-use std::io::{Cursor, Write};
+use std::io::{Cursor, Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use common::*;
 use moria_http::{respond_stream, HandlerResult, Request, Response, Server, Source, StreamInfo};
@@ -34,24 +36,30 @@ fn serve_file(
     }
 }
 
-/// The file behind one test's server, removed when dropped.
-struct Fixture(std::path::PathBuf);
+/// The file behind one test's server, removed when dropped. It also holds this file's turn on
+/// the process-wide transfer counters, so that a test reading them sees only its own server.
+struct Fixture {
+    path: std::path::PathBuf,
+    _turn: MutexGuard<'static, ()>,
+}
 
 impl Drop for Fixture {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
 fn server() -> (Server, Fixture) {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
+    static COUNTERS: Mutex<()> = Mutex::new(());
+    let turn = COUNTERS.lock().unwrap_or_else(PoisonError::into_inner);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let path =
         std::env::temp_dir().join(format!("moria-http-ranges-{}-{n}.txt", std::process::id()));
     std::fs::write(&path, content()).unwrap();
     (
         start(Server::builder(), serve_file(path.clone())),
-        Fixture(path),
+        Fixture { path, _turn: turn },
     )
 }
 
@@ -64,15 +72,36 @@ fn get(server: &Server, path: &str, extra: &str) -> Resp {
 
 #[test]
 fn whole_body_from_file_and_memory() {
+    use moria_streams::transfer::{transfer_stats, TransferStats};
     let (server, _p) = server();
+    let mut paths = Vec::new();
     for path in ["/file", "/mem"] {
-        let r = get(&server, path, "");
+        let before = transfer_stats();
+        let mut s = connect(server.local_addr());
+        write!(
+            s,
+            "GET {path} HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let r = read_response(&mut s, false).expect("a response");
+        // The server closes after the response, so its transfer has returned by then.
+        let mut rest = Vec::new();
+        s.read_to_end(&mut rest).unwrap();
+        paths.push(transfer_stats().since(&before));
         assert_eq!(r.status, 200);
         assert_eq!(r.body, content());
+        assert!(rest.is_empty());
         assert_eq!(r.header("accept-ranges"), Some("bytes"));
         assert_eq!(r.header("etag"), Some(ETAG));
         assert_eq!(r.header("last-modified"), Some(LAST_MODIFIED));
     }
+    let file_by_sendfile = TransferStats {
+        sendfile_transfers: 1,
+        sendfile_bytes: 1000,
+        ..TransferStats::default()
+    };
+    // The in-memory body is written out directly: no transfer at all.
+    assert_eq!(paths, [file_by_sendfile, TransferStats::default()]);
     stop(&server);
 }
 

@@ -17,6 +17,15 @@ fn count(c: &Conn) -> i64 {
     c.count::<Person>(&Query::new()).unwrap()
 }
 
+/// The names of the stored people.
+fn names(c: &Conn) -> Vec<String> {
+    c.list::<Person>(&Query::new())
+        .unwrap()
+        .into_iter()
+        .map(|p| p.name)
+        .collect()
+}
+
 #[test]
 fn ok_commits() {
     let c = setup();
@@ -29,13 +38,16 @@ fn ok_commits() {
 #[test]
 fn err_rolls_back() {
     let c = setup();
+    let mut inside = 0;
     let out: Result<(), Error> = c.transaction(|c| {
         c.add(&mut Person::new("a", "x", 1))?;
+        inside = count(c);
         c.add(&mut Person::new("a", "x", 2))?;
         Ok(())
     });
-    assert!(matches!(out, Err(Error::Conflict { .. })));
-    assert_eq!(count(&c), 0);
+    assert!(matches!(out, Err(Error::Conflict { .. })), "{out:?}");
+    // The first row was written inside the transaction, and is gone after it.
+    assert_eq!((inside, count(&c)), (1, 0));
     assert!(!c.in_transaction());
 }
 
@@ -52,12 +64,22 @@ fn user_error_type_rolls_back() {
         }
     }
     let c = setup();
+    let mut inside = 0;
     let out = c.transaction(|c| {
         c.add(&mut Person::new("a", "x", 1))?;
+        inside = count(c);
         Err::<(), _>(AppError::Rule)
     });
-    assert!(matches!(out, Err(AppError::Rule)));
-    assert!(!matches!(out, Err(AppError::Orm)));
+    // The closure's own error comes back unchanged, not converted through From<Error>.
+    assert!(matches!(out, Err(AppError::Rule)), "{out:?}");
+    assert_eq!((inside, count(&c)), (1, 0));
+    // An ORM error inside the closure converts to the user's type.
+    let out = c.transaction(|c| -> Result<(), AppError> {
+        c.add(&mut Person::new("b", "x", 1))?;
+        c.add(&mut Person::new("b", "x", 2))?;
+        Ok(())
+    });
+    assert!(matches!(out, Err(AppError::Orm)), "{out:?}");
     assert_eq!(count(&c), 0);
 }
 
@@ -87,18 +109,15 @@ fn nested_levels_roll_back_independently() {
             c.transaction(|c| c.add(&mut Person::new("deepest", "x", 3)))?;
             Err(Error::Config("inner fails".into()))
         });
-        assert!(inner.is_err());
+        assert!(
+            matches!(&inner, Err(Error::Config(m)) if m == "inner fails"),
+            "{inner:?}"
+        );
         c.transaction(|c| c.add(&mut Person::new("second", "x", 4)))?;
         Ok(())
     })
     .unwrap();
-    let names: Vec<String> = c
-        .list::<Person>(&Query::new())
-        .unwrap()
-        .into_iter()
-        .map(|p| p.name)
-        .collect();
-    assert_eq!(names, ["outer", "second"]);
+    assert_eq!(names(&c), ["outer", "second"]);
 }
 
 #[test]
@@ -114,5 +133,5 @@ fn explicit_guard_commit_and_rollback() {
         let tx = c.begin().unwrap();
         tx.add(&mut Person::new("dropped too", "x", 1)).unwrap();
     }
-    assert_eq!(count(&c), 1);
+    assert_eq!(names(&c), ["kept"]);
 }

@@ -1,8 +1,10 @@
-//! Fibers: values and panics through join, scoped borrowing, names and ids, fiber-local values.
+//! Fibers: values and panics through join, scoped borrowing, names and ids, fiber-local values
+//! that stay with their fiber when it moves to another worker thread.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use moria_runtime::fiber::Builder;
+use moria_runtime::sync::channel;
 use moria_runtime::{current, fiber_local, scope, spawn, stats, Runtime};
 
 fn runtime() {
@@ -83,23 +85,64 @@ fiber_local! {
     static COUNTER: std::cell::Cell<u32> = std::cell::Cell::new(0);
 }
 
+/// The OS thread running the caller, asked of the kernel: no thread-local the compiler could
+/// cache across a yield.
+fn os_thread() -> libc::c_long {
+    // SAFETY: gettid takes no arguments and cannot fail.
+    unsafe { libc::syscall(libc::SYS_gettid) }
+}
+
 #[test]
-fn fiber_local_values_belong_to_one_fiber_across_yields() {
+fn fiber_local_values_stay_with_their_fiber_when_it_changes_threads() {
     runtime();
-    let fibers: Vec<_> = (0..50u32)
+    // Odd, so that the round-robin lands each fiber on the other worker from one round to the
+    // next.
+    const FIBERS: u32 = 7;
+    /// Rounds allowed for every fiber to have run on two workers.
+    const MAX_ROUNDS: u32 = 1_000;
+    // A fiber woken from a plain thread is queued on a worker picked round-robin, so the wake-ups
+    // sent from this thread move the fibers between the two workers. Each fiber starts its value
+    // at its own base: a value shared by the fibers of one thread would show up as a wrong count.
+    let (report_tx, report_rx) = channel::<(u32, u32, libc::c_long)>();
+    let wakers: Vec<_> = (0..FIBERS)
         .map(|i| {
-            spawn(move || {
-                for _ in 0..=i {
+            let (wake_tx, wake_rx) = channel::<()>();
+            let report = report_tx.clone();
+            let fiber = spawn(move || {
+                COUNTER.with(|c| c.set(i * 10_000));
+                while wake_rx.recv().is_ok() {
                     COUNTER.with(|c| c.set(c.get() + 1));
-                    moria_runtime::yield_now(); // may resume on another worker
+                    moria_runtime::yield_now();
+                    let value = COUNTER.with(|c| c.get());
+                    report.send((i, value, os_thread())).unwrap();
                 }
-                COUNTER.with(|c| c.get())
-            })
+            });
+            (wake_tx, fiber)
         })
         .collect();
-    for (i, f) in fibers.into_iter().enumerate() {
-        assert_eq!(f.join().unwrap(), i as u32 + 1);
+    let mut first_thread = vec![None; FIBERS as usize];
+    let mut moved = vec![false; FIBERS as usize];
+    let mut rounds = 0;
+    while rounds < MAX_ROUNDS && !(rounds >= 10 && moved.iter().all(|m| *m)) {
+        rounds += 1;
+        for (tx, _) in &wakers {
+            tx.send(()).unwrap();
+        }
+        for _ in 0..FIBERS {
+            let (i, value, thread) = report_rx.recv().unwrap();
+            assert_eq!(value, i * 10_000 + rounds, "fiber {i}, round {rounds}");
+            let first = *first_thread[i as usize].get_or_insert(thread);
+            moved[i as usize] |= thread != first;
+        }
     }
+    for (tx, fiber) in wakers {
+        drop(tx);
+        fiber.join().unwrap();
+    }
+    assert!(
+        moved.iter().all(|m| *m),
+        "after {rounds} rounds some fibers never changed threads ({moved:?}): the check proved nothing"
+    );
 }
 
 #[test]

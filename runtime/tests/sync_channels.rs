@@ -1,6 +1,7 @@
 //! Channels: a bounded sender waits at capacity, every timed form fires, disconnection is
 //! reported, and many producers/consumers across fibers and threads lose nothing.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,17 +23,30 @@ fn bounded_sender_waits_at_capacity_until_a_receive() {
     assert!(matches!(tx.try_send(3), Err(TrySendError::Full(3))));
 
     let about_to_send = Arc::new(Event::new(Reset::Manual));
-    let signal = about_to_send.clone();
+    let sent = Arc::new(Event::new(Reset::Manual));
+    let receiving = Arc::new(AtomicBool::new(false));
+    let (signal, done, seen) = (about_to_send.clone(), sent.clone(), receiving.clone());
     let sender = spawn(move || {
         signal.set();
         tx.send(3).unwrap(); // must wait: the channel is full
-        tx
+        done.set();
+        // Room appeared only through the receive below, which comes after the flag.
+        (tx, seen.load(Ordering::SeqCst))
     });
     about_to_send.wait();
-    // The sender is parked at capacity; its message is not in the queue yet.
-    assert_eq!(rx.len(), 2);
+    // A waiting send cannot set `sent`, so this wait never fails a correct channel; its length
+    // only decides how surely a send that does not wait is caught here rather than below.
+    assert!(
+        !sent.wait_timeout(Duration::from_millis(50)),
+        "send returned while the channel was full"
+    );
+    receiving.store(true, Ordering::SeqCst);
     assert_eq!(rx.recv().unwrap(), 1);
-    let tx = sender.join().unwrap();
+    let (tx, sent_after_a_receive) = sender.join().unwrap();
+    assert!(
+        sent_after_a_receive,
+        "send returned while the channel was full, before any receive"
+    );
     assert_eq!(rx.recv().unwrap(), 2);
     assert_eq!(rx.recv().unwrap(), 3);
     drop(tx);

@@ -22,7 +22,7 @@
 //! | [`pacer`] | [`Pacer`]: the clock-free arithmetic of bandwidth limiting |
 //! | [`throttle`] | [`Throttle`]: bandwidth limit per direction, paced by [`Pacer`] |
 //! | [`mod@pipe`] | [`pipe()`], [`duplex_pipe()`]: bounded in-memory pipes between fibers |
-//! | [`mod@transfer`] | [`transfer()`] (buffered) and [`TransferExt`] (sendfile / splice fast paths) |
+//! | [`mod@transfer`] | [`transfer()`] (buffered), [`TransferExt`] (sendfile / splice fast paths), [`transfer::transfer_stats`] (which path moved how much) |
 //! | [`timeout`] | [`Timeout`]: read, write and idle timeouts on sockets and pipes |
 
 #![warn(missing_docs)]

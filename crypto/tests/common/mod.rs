@@ -4,8 +4,6 @@
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::{self, JoinHandle};
 
 use moria_crypto::{Identity, TlsAcceptor, TlsConnector, TlsStream};
@@ -130,16 +128,13 @@ pub fn expired_identity(host: &str) -> Identity {
     .unwrap()
 }
 
-/// A fresh directory under the test scratch area.
-pub fn scratch_dir(name: &str) -> PathBuf {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "{name}-{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh private (0700) scratch directory for keys and certificates, removed with everything
+/// in it when the value is dropped, failed test included.
+pub fn scratch_dir(name: &str) -> tempfile::TempDir {
+    tempfile::Builder::new()
+        .prefix(&format!("moria-crypto-{name}-"))
+        .tempdir()
+        .unwrap()
 }
 
 /// Deterministic test data with a checksum-friendly pattern.

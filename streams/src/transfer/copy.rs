@@ -2,6 +2,8 @@
 
 use std::io::{self, Read, Write};
 
+use super::stats::BUFFERED;
+
 /// Size of the buffer of a buffered transfer.
 pub const TRANSFER_BUFFER: usize = 64 * 1024;
 
@@ -12,6 +14,7 @@ where
     R: Read + ?Sized,
     W: Write + ?Sized,
 {
+    BUFFERED.begin();
     let mut buf = vec![0u8; TRANSFER_BUFFER];
     let mut moved = 0u64;
     loop {
@@ -26,6 +29,7 @@ where
             Err(e) => return Err(e),
         };
         writer.write_all(&buf[..n])?;
+        BUFFERED.moved(n);
         moved += n as u64;
     }
 }

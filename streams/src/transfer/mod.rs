@@ -9,7 +9,8 @@
 //!
 //! A writer with no socket behind it (TLS, compression, memory) says so through
 //! [`ZeroCopySink::raw_sink`]'s default and gets the buffered copy: user code never switches
-//! on types.
+//! on types. [`transfer_stats`] counts transfers and bytes by path, so a caller can check that
+//! the zero-copy path was really taken.
 //!
 //! | file | job |
 //! |---|---|
@@ -17,9 +18,11 @@
 //! | `zero_copy.rs` | the capability traits; impls for runtime sockets, `File`, `BufStream`, `Timeout` |
 //! | `paths.rs` | the sendfile and splice loops |
 //! | `sys.rs` | the raw syscalls |
+//! | `stats.rs` | [`TransferStats`]: transfers and bytes per path (relaxed atomics) |
 
 mod copy;
 mod paths;
+mod stats;
 mod sys;
 mod zero_copy;
 
@@ -27,6 +30,7 @@ use std::io;
 
 pub use copy::{transfer, TRANSFER_BUFFER};
 pub use paths::SENDFILE_CHUNK;
+pub use stats::{transfer_stats, TransferStats};
 pub use sys::SPLICE_PIPE_SIZE;
 pub use zero_copy::{Origin, RawSink, RawSource, ZeroCopySink, ZeroCopySource};
 

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use moria_runtime::blocking_io;
 
+use super::stats::{SENDFILE, SPLICE};
 use super::{copy, sys, RawSink, RawSource};
 use crate::File;
 
@@ -18,6 +19,7 @@ pub(super) fn send_file(
     sink: &mut dyn RawSink,
     limit: Option<u64>,
 ) -> io::Result<u64> {
+    SENDFILE.begin();
     file.give_back_read_ahead()?;
     let shared = Arc::clone(file.shared());
     let mut moved = 0u64;
@@ -37,6 +39,7 @@ pub(super) fn send_file(
         if n == 0 {
             return Ok(moved);
         }
+        SENDFILE.moved(n);
         moved += n as u64;
     }
 }
@@ -47,6 +50,7 @@ pub(super) fn splice_sockets(
     sink: &mut dyn RawSink,
     limit: Option<u64>,
 ) -> io::Result<u64> {
+    SPLICE.begin();
     let (pipe_read, pipe_write) = sys::pipe()?;
     let (pipe_read, pipe_write) = (pipe_read.as_raw_fd(), pipe_write.as_raw_fd());
     let mut moved = 0u64;
@@ -65,6 +69,7 @@ pub(super) fn splice_sockets(
             if out == 0 {
                 return Err(io::ErrorKind::WriteZero.into());
             }
+            SPLICE.moved(out);
             left -= out;
         }
         moved += n as u64;
