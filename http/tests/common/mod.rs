@@ -47,8 +47,8 @@ pub fn stop(server: &Server) {
             report.aborted
         ),
         None => panic!(
-            "shutdown still waiting after {SHUTDOWN_BOUND:?}: {} of the {live} connections open \
-             at the start were not woken (the grace-period path is running)",
+            "shutdown still waiting after {SHUTDOWN_BOUND:?} ({live} connections open when it \
+             began, {} now): connections were not woken, the grace-period path is running",
             server.connections()
         ),
     }
