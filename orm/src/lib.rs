@@ -47,6 +47,7 @@ mod json;
 mod lane;
 mod model;
 mod query;
+pub mod pg;
 pub mod rest;
 mod schema;
 mod sql;
