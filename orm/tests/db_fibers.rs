@@ -80,7 +80,7 @@ fn hundred_fibers_on_each_dispatch() {
         })
         .unwrap();
     }
-    rt.run(|| hammer(Db::open("", Mode::Memory).unwrap()))
+    rt.run(|| hammer(Db::open(":memory:").unwrap()))
         .unwrap();
 }
 

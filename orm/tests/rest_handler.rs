@@ -9,7 +9,7 @@ use moria_orm::{Db, Mode, Query, Rest, RestRequest, RestResponse};
 use serde_json::{json, Value};
 
 fn rest() -> Rest {
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = Db::open(":memory:").unwrap();
     db.ensure_schema::<Person>().unwrap();
     db.ensure_schema::<Every>().unwrap();
     Rest::new(db, "root").table::<Person>().table::<Every>()

@@ -34,7 +34,7 @@ fn body_json(b: &[u8]) -> Value {
 #[test]
 fn round_trip_on_a_file_database() {
     let dir = TempDir::new("rest-http");
-    let db = Db::open(dir.file("rest.db"), Mode::Off).unwrap();
+    let db = Db::open(dir.file("rest.db")).unwrap();
     let (server, addr) = serve(people(&db));
 
     let (st, head, body) = http(
@@ -89,7 +89,7 @@ fn round_trip_on_a_file_database() {
 
 #[test]
 fn errors_and_limits_over_http() {
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = Db::open(":memory:").unwrap();
     let (server, addr) = serve(people(&db).max_body(1024));
     http(addr, "POST", "/root/Person", &[], br#"{"name":"Ada"}"#);
     for (method, target, body, status) in [
@@ -129,7 +129,7 @@ fn errors_and_limits_over_http() {
 
 #[test]
 fn injection_attempts_over_http_change_nothing() {
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = Db::open(":memory:").unwrap();
     let (server, addr) = serve(people(&db));
     http(
         addr,
@@ -165,7 +165,7 @@ fn injection_attempts_over_http_change_nothing() {
 
 #[test]
 fn basic_auth_over_http_and_curl() {
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = Db::open(":memory:").unwrap();
     let rest = people(&db).auth(BasicAuth::new("moria", "ada", "pw"));
     let (server, addr) = serve(rest);
     let (st, head, _) = http(addr, "GET", "/root/Person", &[], b"");
@@ -213,7 +213,7 @@ fn jwt_bearer_over_http() {
     use moria_orm::rest::JwtAuth;
     let key = JwtKey::es256_generate().unwrap();
     let verifier = JwtKey::es256_public_pem(&key.public_key_pem().unwrap()).unwrap();
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = Db::open(":memory:").unwrap();
     let rest = people(&db).auth(JwtAuth::new(verifier, Validation::new().audience("app")));
     let (server, addr) = serve(rest);
     let exp = moria_orm::now_millis() / 1000 + 600;

@@ -260,7 +260,7 @@ fn raw_row(stmt: &mut rusqlite::CachedStatement<'_>, i: usize) -> rusqlite::Resu
 /// Raw rusqlite: one cached single-row INSERT per row, autocommit (Direct) or in one
 /// transaction (every other column: raw rusqlite has no batch).
 fn raw_insert(c: &Conn, ins: Insert, rows: usize) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     if ins == Insert::Direct {
         for i in 0..rows {
@@ -280,7 +280,7 @@ fn raw_insert(c: &Conn, ins: Insert, rows: usize) -> Duration {
 }
 
 fn raw_by_one(c: &Conn, ids: &[i64], start: i64) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     for (i, id) in ids.iter().enumerate() {
         let mut stmt = db.prepare_cached(RAW_SELECT).expect("prepare");
@@ -303,7 +303,7 @@ fn raw_by_one(c: &Conn, ids: &[i64], start: i64) -> Duration {
 }
 
 fn raw_all(c: &Conn, ids: &[i64], start: i64) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     let mut stmt = db
         .prepare_cached("SELECT id,first_name,last_name,amount,birth_date,last_change,created_at FROM Sample ORDER BY id")
@@ -751,7 +751,7 @@ fn db_insert(
 /// (1 = the cached single-row statement), ids bound explicitly or left to SQLite.
 fn shape_insert(rows: usize, per_stmt: usize, bind_ids: bool) -> Duration {
     let c = open(Path::new(""), Mode::Memory);
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let cols = if bind_ids {
         "id,first_name,last_name,amount,birth_date,last_change,created_at"
     } else {
