@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use common::{http, Person, TempDir};
 use moria_http::{Router, Server};
 use moria_orm::rest::BasicAuth;
-use moria_orm::{Db, Mode, Query, Rest};
+use moria_orm::{Db, Query, Rest};
 use serde_json::{json, Value};
 
 fn serve(rest: Rest) -> (Server, SocketAddr) {

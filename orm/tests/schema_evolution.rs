@@ -87,6 +87,7 @@ fn added_fields_keep_old_rows_intact() {
     assert_eq!(c.count::<v2::Account>(&Query::new()).unwrap(), 5);
     let indexes: i64 = c
         .sqlite()
+        .unwrap()
         .query_row(
             "SELECT count(*) FROM sqlite_master WHERE type='index' AND tbl_name='Account'",
             [],
