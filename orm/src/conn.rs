@@ -113,6 +113,9 @@ pub enum Backend {
 }
 
 /// A PostgreSQL connection owned by the `Conn` or borrowed from a pool.
+// The pooled variant is kept inline: a `Db` call builds one per call, a box would cost an
+// allocation each time.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum PgHandle {
     Owned(Box<pg::Client>),
     Pooled(pg::PooledClient),
@@ -137,6 +140,7 @@ impl DerefMut for PgHandle {
     }
 }
 
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Engine {
     Sqlite(Connection),
     Pg(RefCell<PgHandle>),
@@ -232,7 +236,10 @@ impl Conn {
     /// Connects to PostgreSQL with `config`.
     pub fn connect_config(config: &pg::Config) -> Result<Self> {
         let client = pg::Client::connect_config(config)?;
-        Ok(Self::from_pg(PgHandle::Owned(Box::new(client)), DEFAULT_PG_BATCH_PARAMS))
+        Ok(Self::from_pg(
+            PgHandle::Owned(Box::new(client)),
+            DEFAULT_PG_BATCH_PARAMS,
+        ))
     }
 
     pub(crate) fn from_pg(handle: PgHandle, batch_params: usize) -> Self {

@@ -27,7 +27,9 @@ pub(crate) fn bind_values<'v>(
 
 /// Every field value of `m`, in order.
 pub(crate) fn field_outputs<T: Model>(m: &T) -> Vec<ToSqlOutput<'_>> {
-    (0..T::FIELDS.len()).filter_map(|i| m.field_value(i)).collect()
+    (0..T::FIELDS.len())
+        .filter_map(|i| m.field_value(i))
+        .collect()
 }
 
 /// The integer in column 0 of `row`, if it is one.
@@ -117,10 +119,14 @@ impl Conn {
             Engine::Sqlite(db) => db,
             Engine::Pg(_) => {
                 let mut found = false;
-                self.pg_run(&T::sql().select_by_id, &[ValueRef::Integer(id)], &mut |row| {
-                    found = true;
-                    fill_from_row(m, &row)
-                })?;
+                self.pg_run(
+                    &T::sql().select_by_id,
+                    &[ValueRef::Integer(id)],
+                    &mut |row| {
+                        found = true;
+                        fill_from_row(m, &row)
+                    },
+                )?;
                 return if found {
                     Ok(())
                 } else {

@@ -19,8 +19,8 @@ use crate::conn::{Conn, ConnOptions, Mode};
 use crate::error::{Error, Result};
 use crate::json::JsonFormat;
 use crate::lane::{Dispatch, Lane, Opener};
-use crate::pg;
 use crate::model::Model;
+use crate::pg;
 use crate::query::Query;
 
 /// Most reader connections a database may have.

@@ -105,7 +105,9 @@ impl ToSql for PgValue<'_> {
                 Type::INT8 if f.fract() == 0.0 && f.abs() < 9.2e18 => {
                     wire::int8_to_sql(f as i64, out)
                 }
-                Type::TEXT | Type::VARCHAR | Type::UNKNOWN => wire::text_to_sql(&f.to_string(), out),
+                Type::TEXT | Type::VARCHAR | Type::UNKNOWN => {
+                    wire::text_to_sql(&f.to_string(), out)
+                }
                 _ => return Err(mismatch("a real", ty)),
             },
             ValueRef::Text(t) => match *ty {

@@ -229,10 +229,14 @@ impl Conn {
             Engine::Sqlite(db) => db,
             Engine::Pg(_) => {
                 let mut found = false;
-                self.pg_run(&T::sql().select_by_id, &[ValueRef::Integer(id)], &mut |row| {
-                    found = true;
-                    write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
-                })?;
+                self.pg_run(
+                    &T::sql().select_by_id,
+                    &[ValueRef::Integer(id)],
+                    &mut |row| {
+                        found = true;
+                        write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
+                    },
+                )?;
                 return if found {
                     Ok(())
                 } else {

@@ -49,8 +49,8 @@ mod field;
 mod json;
 mod lane;
 mod model;
-mod query;
 pub mod pg;
+mod query;
 pub mod rest;
 mod schema;
 mod sql;
@@ -58,8 +58,8 @@ mod tx;
 
 pub use batch::Batch;
 pub use conn::{
-    Backend, Conn, ConnOptions, Mode, DEFAULT_BATCH_PARAMS, DEFAULT_PG_BATCH_PARAMS, DEFAULT_BUSY_TIMEOUT, DEFAULT_PAGE_CACHE,
-    DEFAULT_STATEMENT_CACHE,
+    Backend, Conn, ConnOptions, Mode, DEFAULT_BATCH_PARAMS, DEFAULT_BUSY_TIMEOUT,
+    DEFAULT_PAGE_CACHE, DEFAULT_PG_BATCH_PARAMS, DEFAULT_STATEMENT_CACHE,
 };
 pub use cursor::{Cursor, Select};
 pub use db::{is_postgres_url, Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};

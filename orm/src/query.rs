@@ -341,6 +341,9 @@ mod tests {
                 Err(Error::UnsafeSql(_))
             ));
         }
-        assert!(Query::new().sql("age > ?", &[]).select_sql::<P>(false).is_err());
+        assert!(Query::new()
+            .sql("age > ?", &[])
+            .select_sql::<P>(false)
+            .is_err());
     }
 }

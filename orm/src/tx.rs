@@ -38,9 +38,9 @@ impl Conn {
     fn in_server_transaction(&self) -> bool {
         match self.sqlite() {
             Some(db) => !db.is_autocommit(),
-            None => self.pg().is_some_and(|c| {
-                !c.is_broken() && c.tx_status() != crate::pg::TxStatus::Idle
-            }),
+            None => self
+                .pg()
+                .is_some_and(|c| !c.is_broken() && c.tx_status() != crate::pg::TxStatus::Idle),
         }
     }
 
@@ -171,7 +171,10 @@ mod tests {
         let c = setup();
         let outer = c.begin().unwrap();
         let inner = c.begin().unwrap();
-        c.sqlite().unwrap().execute("INSERT INTO t VALUES(1)", []).unwrap();
+        c.sqlite()
+            .unwrap()
+            .execute("INSERT INTO t VALUES(1)", [])
+            .unwrap();
         drop(outer);
         assert!(inner.commit().is_err());
         assert_eq!(count(&c), 0);

@@ -80,8 +80,7 @@ fn hundred_fibers_on_each_dispatch() {
         })
         .unwrap();
     }
-    rt.run(|| hammer(Db::open(":memory:").unwrap()))
-        .unwrap();
+    rt.run(|| hammer(Db::open(":memory:").unwrap())).unwrap();
 }
 
 /// The same hammer on PostgreSQL: 100 fibers on 2 workers sharing a pool of 8 connections.
@@ -126,7 +125,7 @@ fn a_panicking_call_rolls_back_and_the_db_lives_on() {
     for how in [Dispatch::Thread, Dispatch::Offload] {
         let path = dir.file(&format!("{how:?}.db"));
         rt.run(move || panicking_call(Db::builder(&path).dispatch(how).open().unwrap()))
-        .unwrap();
+            .unwrap();
     }
 }
 

@@ -48,7 +48,10 @@ fn wrong_password_and_unknown_database_are_clear_errors() {
     fiber(move || {
         let e = Client::connect_config(&bad_pw).unwrap_err();
         assert_eq!(e.code(), "28P01", "{e}");
-        assert!(e.to_string().contains("password authentication failed"), "{e}");
+        assert!(
+            e.to_string().contains("password authentication failed"),
+            "{e}"
+        );
         let e = Client::connect_config(&no_db).unwrap_err();
         assert_eq!(e.code(), "3D000", "{e}");
         assert!(e.to_string().contains("no_such_database"), "{e}");
@@ -76,7 +79,10 @@ fn tls_modes() {
             let mut c = Client::connect_config(&cfg).unwrap();
             assert_eq!(c.is_tls(), tls, "{mode:?}");
             let row = c
-                .query_one("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()", &[])
+                .query_one(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                )
                 .unwrap();
             assert_eq!(row.get::<bool>(0).unwrap(), tls);
         }
@@ -127,7 +133,10 @@ fn refused_tls_is_a_clear_error_under_require_and_a_fallback_under_prefer() {
             ..cfg
         };
         let e = Client::connect_config(&prefer).unwrap_err();
-        assert!(!matches!(e, Error::Tls(_)), "prefer falls back to plain: {e}");
+        assert!(
+            !matches!(e, Error::Tls(_)),
+            "prefer falls back to plain: {e}"
+        );
     });
 }
 
@@ -248,7 +257,10 @@ fn statement_cache_reuses_and_evicts() {
             .unwrap()
             .get(0)
             .unwrap();
-        assert!(prepared <= 5, "evicted statements are closed on the server: {prepared}");
+        assert!(
+            prepared <= 5,
+            "evicted statements are closed on the server: {prepared}"
+        );
     });
 }
 
@@ -259,17 +271,27 @@ fn errors_carry_sqlstate_and_leave_the_connection_usable() {
         c.batch_execute("DROP TABLE IF EXISTS u; CREATE TABLE u(k int8 UNIQUE)")
             .unwrap();
         c.execute("INSERT INTO u VALUES ($1)", &[&1i64]).unwrap();
-        let e = c.execute("INSERT INTO u VALUES ($1)", &[&1i64]).unwrap_err();
+        let e = c
+            .execute("INSERT INTO u VALUES ($1)", &[&1i64])
+            .unwrap_err();
         assert_eq!(e.code(), "23505");
         assert_eq!(e.as_db().unwrap().constraint.as_deref(), Some("u_k_key"));
         assert_eq!(c.batch_execute("SELEC 1").unwrap_err().code(), "42601");
         assert_eq!(
-            c.query("SELECT * FROM no_such_table", &[]).unwrap_err().code(),
+            c.query("SELECT * FROM no_such_table", &[])
+                .unwrap_err()
+                .code(),
             "42P01"
         );
         assert_eq!(c.query("SELECT 1/0", &[]).unwrap_err().code(), "22012");
         assert_eq!(c.tx_status(), TxStatus::Idle);
-        assert_eq!(c.query_one("SELECT 2::int8", &[]).unwrap().get::<i64>(0).unwrap(), 2);
+        assert_eq!(
+            c.query_one("SELECT 2::int8", &[])
+                .unwrap()
+                .get::<i64>(0)
+                .unwrap(),
+            2
+        );
     });
 }
 
@@ -333,7 +355,10 @@ fn copy_from_stdin_loads_rows_and_reports_bad_input() {
             .unwrap();
         assert_eq!(count, 50_000);
         let e = c
-            .copy_in("COPY cp(id, name) FROM STDIN", &mut &b"1\tok\nnot-a-number\tx\n"[..])
+            .copy_in(
+                "COPY cp(id, name) FROM STDIN",
+                &mut &b"1\tok\nnot-a-number\tx\n"[..],
+            )
             .unwrap_err();
         assert_eq!(e.code(), "22P02", "{e}");
         assert_eq!(c.tx_status(), TxStatus::Idle);
@@ -353,7 +378,14 @@ fn pipeline_runs_many_queries_in_one_round_trip_with_errors_isolated() {
         let ids: Vec<i64> = (1..=20).collect();
         let mut p = c.pipeline();
         for id in &ids {
-            p.query("SELECT $1::int8 * 2", std::slice::from_ref(id).iter().map(|v| v as _).collect::<Vec<_>>().leak());
+            p.query(
+                "SELECT $1::int8 * 2",
+                std::slice::from_ref(id)
+                    .iter()
+                    .map(|v| v as _)
+                    .collect::<Vec<_>>()
+                    .leak(),
+            );
         }
         p.query("SELECT 1/0", &[]);
         p.query("SELECT 'after'::text", &[]);
@@ -398,7 +430,13 @@ fn timeout_cancels_the_statement_on_the_server() {
             .get(0)
             .unwrap();
         assert_eq!(active, 0);
-        assert_eq!(c.query_one("SELECT 5::int8", &[]).unwrap().get::<i64>(0).unwrap(), 5);
+        assert_eq!(
+            c.query_one("SELECT 5::int8", &[])
+                .unwrap()
+                .get::<i64>(0)
+                .unwrap(),
+            5
+        );
         // Server-side statement_timeout: the SQLSTATE is the server's.
         c.batch_execute("SET statement_timeout = 100").unwrap();
         let e = c.query("SELECT pg_sleep(5)", &[]).unwrap_err();
@@ -414,7 +452,10 @@ fn oversized_statements_are_refused_without_breaking_the_connection() {
         // More parameters than the protocol can carry (65535).
         let sql: String = format!(
             "SELECT 1 WHERE 1 IN ({})",
-            (1..=70_000).map(|i| format!("${i}")).collect::<Vec<_>>().join(",")
+            (1..=70_000)
+                .map(|i| format!("${i}"))
+                .collect::<Vec<_>>()
+                .join(",")
         );
         let e = c.query(&sql, &[]).unwrap_err();
         assert!(!c.is_broken(), "{e}");
@@ -423,6 +464,12 @@ fn oversized_statements_are_refused_without_breaking_the_connection() {
         let e = c.batch_execute(&deep).unwrap_err();
         // "stack depth limit exceeded" (54001) or the parser's "memory exhausted" (42601).
         assert!(matches!(e.code(), "54001" | "42601"), "{e}");
-        assert_eq!(c.query_one("SELECT 1::int8", &[]).unwrap().get::<i64>(0).unwrap(), 1);
+        assert_eq!(
+            c.query_one("SELECT 1::int8", &[])
+                .unwrap()
+                .get::<i64>(0)
+                .unwrap(),
+            1
+        );
     });
 }

@@ -128,4 +128,7 @@ fn invalid_table_names_are_refused(kind: Kind) {
     ));
 }
 
-both!(added_fields_keep_old_rows_intact, invalid_table_names_are_refused);
+both!(
+    added_fields_keep_old_rows_intact,
+    invalid_table_names_are_refused
+);

@@ -396,8 +396,8 @@ mod tests {
         let c = Config::parse("host=127.0.0.1 port=5 user=bob password='it''s \\' x' dbname = d")
             .unwrap_err();
         assert!(matches!(c, Error::Config(_)));
-        let c = Config::parse("host=127.0.0.1 port=5 user=bob password='a \\'b' dbname = d")
-            .unwrap();
+        let c =
+            Config::parse("host=127.0.0.1 port=5 user=bob password='a \\'b' dbname = d").unwrap();
         assert_eq!(c.password.as_deref(), Some("a 'b"));
         assert_eq!((c.port, c.dbname.as_str()), (5, "d"));
         assert_eq!(c.effective_sslmode(), SslMode::Prefer);

@@ -211,13 +211,17 @@ impl PooledClient {
 impl Deref for PooledClient {
     type Target = Client;
     fn deref(&self) -> &Client {
-        self.client.as_ref().expect("pooled client present until drop")
+        self.client
+            .as_ref()
+            .expect("pooled client present until drop")
     }
 }
 
 impl DerefMut for PooledClient {
     fn deref_mut(&mut self) -> &mut Client {
-        self.client.as_mut().expect("pooled client present until drop")
+        self.client
+            .as_mut()
+            .expect("pooled client present until drop")
     }
 }
 
@@ -227,7 +231,9 @@ impl Drop for PooledClient {
             return;
         };
         if !c.is_broken() && c.tx_status() != TxStatus::Idle {
-            log::warn!("postgres: a connection came back to the pool inside a transaction; rolling back");
+            log::warn!(
+                "postgres: a connection came back to the pool inside a transaction; rolling back"
+            );
             c.depth = 0;
             if c.batch_execute("ROLLBACK").is_err() || c.tx_status() != TxStatus::Idle {
                 c.depth = 0;

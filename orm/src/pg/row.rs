@@ -72,10 +72,11 @@ impl RowIndex for usize {
 
 impl RowIndex for &str {
     fn index(&self, columns: &[Column]) -> Option<usize> {
-        columns
-            .iter()
-            .position(|c| c.name == *self)
-            .or_else(|| columns.iter().position(|c| c.name.eq_ignore_ascii_case(self)))
+        columns.iter().position(|c| c.name == *self).or_else(|| {
+            columns
+                .iter()
+                .position(|c| c.name.eq_ignore_ascii_case(self))
+        })
     }
     fn describe(&self) -> String {
         format!("{self:?}")

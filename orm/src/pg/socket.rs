@@ -162,9 +162,8 @@ pub(crate) fn negotiate_tls(cfg: &Config, sock: Socket, deadline: Instant) -> Re
         .danger_accept_invalid_certs(mode != SslMode::VerifyFull);
     if mode == SslMode::VerifyFull {
         if let Some(path) = &cfg.sslrootcert {
-            let pem = std::fs::read(path).map_err(|e| {
-                Error::Tls(format!("reading sslrootcert {}: {e}", path.display()))
-            })?;
+            let pem = std::fs::read(path)
+                .map_err(|e| Error::Tls(format!("reading sslrootcert {}: {e}", path.display())))?;
             b = b.add_root_certificate_pem(&pem);
         }
     }

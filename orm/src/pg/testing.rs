@@ -100,6 +100,37 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
+/// Process ids whose parent is `pid` (from /proc).
+fn children_of(pid: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+        // pid (comm) state ppid …: the comm may hold spaces, so split after the last ')'.
+        let ppid = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .unwrap_or_default();
+        if ppid == pid {
+            out.push(name);
+        }
+    }
+    out
+}
+
+fn is_zombie(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, r)| r.split_whitespace().next().map(|st| st == "Z"))
+        })
+        .unwrap_or(true)
+}
+
 fn free_port() -> Result<u16, String> {
     let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
     l.local_addr()
@@ -187,7 +218,9 @@ impl TestServer {
         std::fs::write(self.dir.join("server.crt"), cert).map_err(|e| e.to_string())?;
         std::fs::write(self.dir.join("server.key"), key).map_err(|e| e.to_string())?;
         run(
-            Command::new("chmod").arg("600").arg(self.dir.join("server.key")),
+            Command::new("chmod")
+                .arg("600")
+                .arg(self.dir.join("server.key")),
             "chmod",
         )?;
         if let Some(user) = &self.run_as {
@@ -218,8 +251,8 @@ impl TestServer {
              host all all 127.0.0.1/32 scram-sha-256\n\
              host all all ::1/128 scram-sha-256\n"
         );
-        let mut f = std::fs::File::create(self.data().join("pg_hba.conf"))
-            .map_err(|e| e.to_string())?;
+        let mut f =
+            std::fs::File::create(self.data().join("pg_hba.conf")).map_err(|e| e.to_string())?;
         f.write_all(hba.as_bytes()).map_err(|e| e.to_string())?;
         Ok(())
     }
@@ -248,7 +281,7 @@ impl TestServer {
             "full_page_writes=off".to_owned(),
             "max_connections=300".to_owned(),
             "shared_buffers=64MB".to_owned(),
-            format!("logging_collector=off"),
+            "logging_collector=off".to_owned(),
         ] {
             args.push("-c".into());
             args.push(setting);
@@ -289,7 +322,12 @@ impl TestServer {
             if text.contains("ready to accept connections") {
                 return Ok(());
             }
-            if text.contains("FATAL") || start.elapsed() > START_TIMEOUT {
+            // Clients turned away during startup or recovery log FATAL too; those are not
+            // the server failing.
+            let failed = text
+                .lines()
+                .any(|l| l.contains("FATAL") && !l.contains("the database system is"));
+            if failed || start.elapsed() > START_TIMEOUT {
                 return Err(format!("postgres did not start: {text}"));
             }
             std::thread::sleep(Duration::from_millis(50));
@@ -318,15 +356,15 @@ impl TestServer {
     /// their sockets), then starts it again on the same port and data.
     pub fn crash_and_restart(&self) -> Result<(), String> {
         if let Some(pid) = self.postmaster_pid() {
-            let _ = Command::new("pkill").arg("-KILL").arg("-P").arg(&pid).status();
+            let children = children_of(&pid);
             let _ = Command::new("kill").arg("-KILL").arg(&pid).status();
+            for c in &children {
+                let _ = Command::new("kill").arg("-KILL").arg(c).status();
+            }
             let start = Instant::now();
-            while Command::new("kill")
-                .arg("-0")
-                .arg(&pid)
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
+            while std::iter::once(&pid)
+                .chain(&children)
+                .any(|p| Path::new(&format!("/proc/{p}")).exists() && !is_zombie(p))
                 && start.elapsed() < Duration::from_secs(30)
             {
                 std::thread::sleep(Duration::from_millis(20));
