@@ -1,15 +1,19 @@
-//! [`Conn`]: one SQLite connection owned by one thread, with every ORM operation on it.
+//! [`Conn`]: one connection — SQLite or PostgreSQL — with every ORM operation on it.
 //!
-//! `Conn` is the synchronous core. It blocks on disk I/O, so fibers use it through
-//! [`Db`](crate::Db), which runs it where blocking is harmless.
+//! `Conn` is the synchronous core. A SQLite connection blocks on disk I/O, so fibers use it
+//! through [`Db`](crate::Db), which runs it where blocking is harmless; a PostgreSQL
+//! connection is fiber-native (its waits park only the calling fiber), so `Db` runs it on the
+//! calling fiber with a connection from its pool.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell, RefMut};
+use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
+use crate::pg;
 
 /// Durability and locking of a database, after mORMot's engine list.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -42,6 +46,9 @@ pub const DEFAULT_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// fastest in `cargo run --release -p moria-bench --bin orm -- --shapes`; longer statements
 /// were slower.
 pub const DEFAULT_BATCH_PARAMS: usize = 256;
+
+/// Default most parameters per batch INSERT on PostgreSQL (the protocol allows 65535).
+pub const DEFAULT_PG_BATCH_PARAMS: usize = 4096;
 
 /// Settings for opening a connection (see [`DbBuilder`](crate::DbBuilder) for the fiber-side
 /// ones).
@@ -96,9 +103,53 @@ impl ConnOptions {
     }
 }
 
-/// One SQLite connection with the ORM's operations (CRUD, batch, transactions, JSON).
+/// Which database engine a connection talks to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// SQLite through rusqlite.
+    Sqlite,
+    /// PostgreSQL through [`pg`](crate::pg).
+    Postgres,
+}
+
+/// A PostgreSQL connection owned by the `Conn` or borrowed from a pool.
+// The pooled variant is kept inline: a `Db` call builds one per call, a box would cost an
+// allocation each time.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum PgHandle {
+    Owned(Box<pg::Client>),
+    Pooled(pg::PooledClient),
+}
+
+impl Deref for PgHandle {
+    type Target = pg::Client;
+    fn deref(&self) -> &pg::Client {
+        match self {
+            PgHandle::Owned(c) => c,
+            PgHandle::Pooled(c) => c,
+        }
+    }
+}
+
+impl DerefMut for PgHandle {
+    fn deref_mut(&mut self) -> &mut pg::Client {
+        match self {
+            PgHandle::Owned(c) => c,
+            PgHandle::Pooled(c) => c,
+        }
+    }
+}
+
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Engine {
+    Sqlite(Connection),
+    Pg(RefCell<PgHandle>),
+}
+
+/// One connection with the ORM's operations (CRUD, batch, transactions, JSON), on SQLite
+/// ([`Conn::open`]) or PostgreSQL ([`Conn::connect`]).
 pub struct Conn {
-    pub(crate) db: Connection,
+    pub(crate) engine: Engine,
     /// Open transaction levels: 0 none, 1 a transaction, more for savepoints.
     pub(crate) depth: Cell<u32>,
     pub(crate) batch_params: usize,
@@ -107,7 +158,7 @@ pub struct Conn {
 impl std::fmt::Debug for Conn {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Conn")
-            .field("path", &self.db.path())
+            .field("backend", &self.backend())
             .field("depth", &self.depth.get())
             .finish()
     }
@@ -128,23 +179,23 @@ impl Conn {
             Connection::open(path)?
         };
         let conn = Self::setup(db, opts)?;
+        let db = conn.sqlite_db();
         if opts.mode.is_file() {
-            conn.db.pragma_update(None, "page_size", 4096)?;
+            db.pragma_update(None, "page_size", 4096)?;
         }
-        conn.db.pragma_update(None, "cache_size", opts.page_cache)?;
+        db.pragma_update(None, "cache_size", opts.page_cache)?;
         let sync = if opts.mode == Mode::Full {
             "FULL"
         } else {
             "OFF"
         };
-        conn.db.pragma_update(None, "synchronous", sync)?;
+        db.pragma_update(None, "synchronous", sync)?;
         if opts.mode == Mode::OffExclusive {
-            conn.db.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
+            db.pragma_update(None, "locking_mode", "EXCLUSIVE")?;
         }
         if opts.wal {
             let mode: String =
-                conn.db
-                    .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
+                db.pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))?;
             if !mode.eq_ignore_ascii_case("wal") {
                 return Err(Error::Config(format!("journal_mode=WAL refused ({mode})")));
             }
@@ -159,7 +210,8 @@ impl Conn {
             | OpenFlags::SQLITE_OPEN_URI;
         let db = Connection::open_with_flags(path, flags)?;
         let conn = Self::setup(db, opts)?;
-        conn.db.pragma_update(None, "cache_size", opts.page_cache)?;
+        conn.sqlite_db()
+            .pragma_update(None, "cache_size", opts.page_cache)?;
         Ok(conn)
     }
 
@@ -170,15 +222,86 @@ impl Conn {
             .limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
             .map_or(999, |l| usize::try_from(l).unwrap_or(999));
         Ok(Conn {
-            db,
+            engine: Engine::Sqlite(db),
             depth: Cell::new(0),
             batch_params: opts.batch_params.min(limit).max(1),
         })
     }
 
-    /// The underlying rusqlite connection, for SQL the ORM does not cover.
-    pub fn sqlite(&self) -> &Connection {
-        &self.db
+    /// Connects to PostgreSQL with a URL or `key=value` string (see [`pg::Config`]).
+    pub fn connect(params: &str) -> Result<Self> {
+        Self::connect_config(&pg::Config::parse(params)?)
+    }
+
+    /// Connects to PostgreSQL with `config`.
+    pub fn connect_config(config: &pg::Config) -> Result<Self> {
+        let client = pg::Client::connect_config(config)?;
+        Ok(Self::from_pg(
+            PgHandle::Owned(Box::new(client)),
+            DEFAULT_PG_BATCH_PARAMS,
+        ))
+    }
+
+    pub(crate) fn from_pg(handle: PgHandle, batch_params: usize) -> Self {
+        Conn {
+            engine: Engine::Pg(RefCell::new(handle)),
+            depth: Cell::new(0),
+            batch_params: batch_params.clamp(1, pg::MAX_PARAMS as usize),
+        }
+    }
+
+    /// Sets the most bound values per batch INSERT (at least 1; SQLite's own limit still caps
+    /// it). Default [`DEFAULT_BATCH_PARAMS`] (SQLite) or [`DEFAULT_PG_BATCH_PARAMS`].
+    pub fn with_batch_params(mut self, n: usize) -> Self {
+        let cap = match &self.engine {
+            Engine::Sqlite(db) => db
+                .limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
+                .map_or(999, |l| usize::try_from(l).unwrap_or(999)),
+            Engine::Pg(_) => pg::MAX_PARAMS as usize,
+        };
+        self.batch_params = n.clamp(1, cap);
+        self
+    }
+
+    /// The engine behind this connection.
+    pub fn backend(&self) -> Backend {
+        match self.engine {
+            Engine::Sqlite(_) => Backend::Sqlite,
+            Engine::Pg(_) => Backend::Postgres,
+        }
+    }
+
+    /// The underlying rusqlite connection (SQLite only), for SQL the ORM does not cover.
+    pub fn sqlite(&self) -> Option<&Connection> {
+        match &self.engine {
+            Engine::Sqlite(db) => Some(db),
+            Engine::Pg(_) => None,
+        }
+    }
+
+    /// The underlying PostgreSQL client (PostgreSQL only), for SQL the ORM does not cover.
+    /// Do not hold it across another ORM call on this `Conn`.
+    pub fn pg(&self) -> Option<RefMut<'_, pg::Client>> {
+        match &self.engine {
+            Engine::Sqlite(_) => None,
+            Engine::Pg(c) => Some(RefMut::map(c.borrow_mut(), |h| &mut **h)),
+        }
+    }
+
+    /// The SQLite connection of a connection known to be SQLite (opening paths only).
+    fn sqlite_db(&self) -> &Connection {
+        match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => unreachable!("opened as SQLite"),
+        }
+    }
+
+    /// Runs SQL text without parameters or results (one or more statements), on either engine.
+    pub fn execute_batch(&self, sql: &str) -> Result<()> {
+        match &self.engine {
+            Engine::Sqlite(db) => Ok(db.execute_batch(sql)?),
+            Engine::Pg(c) => Ok(c.borrow_mut().batch_execute(sql)?),
+        }
     }
 
     /// Whether a transaction is open on this connection.
@@ -193,6 +316,7 @@ mod tests {
 
     fn pragma(c: &Conn, name: &str) -> String {
         c.sqlite()
+            .unwrap()
             .pragma_query_value(None, name, |r| {
                 Ok(match r.get_ref(0)? {
                     rusqlite::types::ValueRef::Integer(i) => i.to_string(),

@@ -1,10 +1,11 @@
 //! Create, read, update, delete on a [`Conn`], each on a cached prepared statement.
 
-use rusqlite::types::Value;
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::Statement;
 
-use crate::conn::Conn;
+use crate::conn::{Conn, Engine};
 use crate::error::{Error, Result};
+use crate::exec::{output_ref, value_refs, RowValues};
 use crate::field::{now_millis, Auto};
 use crate::model::{field_index, fill_from_row, from_row, Model};
 use crate::query::Query;
@@ -24,18 +25,41 @@ pub(crate) fn bind_values<'v>(
     Ok(i)
 }
 
+/// Every field value of `m`, in order.
+pub(crate) fn field_outputs<T: Model>(m: &T) -> Vec<ToSqlOutput<'_>> {
+    (0..T::FIELDS.len())
+        .filter_map(|i| m.field_value(i))
+        .collect()
+}
+
+/// The integer in column 0 of `row`, if it is one.
+pub(crate) fn first_integer<R: RowValues + ?Sized>(row: &R) -> Result<Option<i64>> {
+    Ok(match row.value(0)? {
+        ValueRef::Integer(i) => Some(i),
+        _ => None,
+    })
+}
+
 impl Conn {
     /// Inserts `m` (with its own id when non-zero), fills its timestamps and id; returns the id.
     pub fn add<T: Model>(&self, m: &mut T) -> Result<i64> {
         m.touch(now_millis(), true);
         let sql = T::sql();
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let id = self.pg_add(m)?;
+                m.set_id(id);
+                return Ok(id);
+            }
+        };
         let id = if m.id() == 0 {
-            let mut stmt = self.db.prepare_cached(&sql.insert)?;
+            let mut stmt = db.prepare_cached(&sql.insert)?;
             m.bind_fields(&mut stmt, 1)?;
             stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-            self.db.last_insert_rowid()
+            db.last_insert_rowid()
         } else {
-            let mut stmt = self.db.prepare_cached(&sql.insert_with_id)?;
+            let mut stmt = db.prepare_cached(&sql.insert_with_id)?;
             stmt.raw_bind_parameter(1, m.id())?;
             m.bind_fields(&mut stmt, 2)?;
             stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
@@ -43,6 +67,43 @@ impl Conn {
         };
         m.set_id(id);
         Ok(id)
+    }
+
+    fn pg_add<T: Model>(&self, m: &T) -> Result<i64> {
+        let sql = T::sql();
+        let outs = field_outputs(m);
+        if m.id() == 0 {
+            let vals: Vec<ValueRef<'_>> = outs.iter().map(output_ref).collect();
+            let mut id = 0;
+            self.pg_write(T::TABLE, &sql.insert_returning, &vals, &mut |row| {
+                id = first_integer(&row)?.unwrap_or(0);
+                Ok(())
+            })?;
+            Ok(id)
+        } else {
+            let mut vals = vec![ValueRef::Integer(m.id())];
+            vals.extend(outs.iter().map(output_ref));
+            self.pg_write(T::TABLE, &sql.insert_with_id, &vals, &mut |_| Ok(()))?;
+            self.pg_bump_sequence::<T>(m.id())?;
+            Ok(m.id())
+        }
+    }
+
+    /// Moves `T`'s id sequence past `id` (after a row was added with its own id), never back.
+    pub(crate) fn pg_bump_sequence<T: Model>(&self, id: i64) -> Result<()> {
+        let mut table = String::new();
+        push_ident(&mut table, T::TABLE);
+        self.pg_run(
+            "SELECT setval(s::regclass, ?) FROM pg_get_serial_sequence(?, 'id') AS s \
+             WHERE ? > COALESCE(pg_sequence_last_value(s::regclass), 0)",
+            &[
+                ValueRef::Integer(id),
+                ValueRef::Text(table.as_bytes()),
+                ValueRef::Integer(id),
+            ],
+            &mut |_| Ok(()),
+        )?;
+        Ok(())
     }
 
     /// The row with this id, or `NotFound`.
@@ -54,7 +115,29 @@ impl Conn {
 
     /// Reads the row with this id into `m`, reusing its buffers; `NotFound` when absent.
     pub fn get_into<T: Model>(&self, id: i64, m: &mut T) -> Result<()> {
-        let mut stmt = self.db.prepare_cached(&T::sql().select_by_id)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let mut found = false;
+                self.pg_run(
+                    &T::sql().select_by_id,
+                    &[ValueRef::Integer(id)],
+                    &mut |row| {
+                        found = true;
+                        fill_from_row(m, &row)
+                    },
+                )?;
+                return if found {
+                    Ok(())
+                } else {
+                    Err(Error::NotFound {
+                        table: T::TABLE,
+                        id,
+                    })
+                };
+            }
+        };
+        let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
         stmt.raw_bind_parameter(1, id)?;
         let mut rows = stmt.raw_query();
         match rows.next()? {
@@ -79,7 +162,7 @@ impl Conn {
         let mut rows = sel.rows();
         let mut out = Vec::new();
         while let Some(row) = rows.next_row()? {
-            out.push(from_row(row)?);
+            out.push(from_row(&row)?);
         }
         Ok(out)
     }
@@ -88,7 +171,17 @@ impl Conn {
     /// the row is gone.
     pub fn update<T: Model>(&self, m: &mut T) -> Result<()> {
         m.touch(now_millis(), false);
-        let mut stmt = self.db.prepare_cached(&T::sql().update)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let outs = field_outputs(m);
+                let mut vals: Vec<ValueRef<'_>> = outs.iter().map(output_ref).collect();
+                vals.push(ValueRef::Integer(m.id()));
+                let n = self.pg_write(T::TABLE, &T::sql().update, &vals, &mut |_| Ok(()))?;
+                return self.found::<T>(n as usize, m.id());
+            }
+        };
+        let mut stmt = db.prepare_cached(&T::sql().update)?;
         let next = m.bind_fields(&mut stmt, 1)?;
         stmt.raw_bind_parameter(next, m.id())?;
         let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
@@ -127,7 +220,17 @@ impl Conn {
             sql.push_str("=?");
         }
         sql.push_str(" WHERE \"id\"=?");
-        let mut stmt = self.db.prepare_cached(&sql)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let outs: Vec<_> = chosen.iter().filter_map(|&i| m.field_value(i)).collect();
+                let mut vals: Vec<ValueRef<'_>> = outs.iter().map(output_ref).collect();
+                vals.push(ValueRef::Integer(m.id()));
+                let n = self.pg_write(T::TABLE, &sql, &vals, &mut |_| Ok(()))?;
+                return self.found::<T>(n as usize, m.id());
+            }
+        };
+        let mut stmt = db.prepare_cached(&sql)?;
         for (n, &i) in chosen.iter().enumerate() {
             if let Some(v) = m.field_value(i) {
                 stmt.raw_bind_parameter(n + 1, v)?;
@@ -140,7 +243,19 @@ impl Conn {
 
     /// Deletes the row with this id; `NotFound` when there is none.
     pub fn delete<T: Model>(&self, id: i64) -> Result<()> {
-        let mut stmt = self.db.prepare_cached(&T::sql().delete)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let n = self.pg_write(
+                    T::TABLE,
+                    &T::sql().delete,
+                    &[ValueRef::Integer(id)],
+                    &mut |_| Ok(()),
+                )?;
+                return self.found::<T>(n as usize, id);
+            }
+        };
+        let mut stmt = db.prepare_cached(&T::sql().delete)?;
         stmt.raw_bind_parameter(1, id)?;
         let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
         self.found::<T>(n, id)
@@ -151,8 +266,16 @@ impl Conn {
     pub fn delete_where<T: Model>(&self, q: &Query) -> Result<usize> {
         let mut sql = String::from("DELETE FROM ");
         push_ident(&mut sql, T::TABLE);
-        q.push_where::<T>(&mut sql)?;
-        let mut stmt = self.db.prepare_cached(&sql)?;
+        q.push_where::<T>(&mut sql, self.is_pg())?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let vals: Vec<_> = value_refs(q.param_values()).collect();
+                let n = self.pg_write(T::TABLE, &sql, &vals, &mut |_| Ok(()))?;
+                return Ok(n as usize);
+            }
+        };
+        let mut stmt = db.prepare_cached(&sql)?;
         bind_values(&mut stmt, 1, q.params())?;
         stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
     }
@@ -161,8 +284,20 @@ impl Conn {
     pub fn count<T: Model>(&self, q: &Query) -> Result<i64> {
         let mut sql = String::from("SELECT count(*) FROM ");
         push_ident(&mut sql, T::TABLE);
-        q.push_where::<T>(&mut sql)?;
-        let mut stmt = self.db.prepare_cached(&sql)?;
+        q.push_where::<T>(&mut sql, self.is_pg())?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let vals: Vec<_> = value_refs(q.param_values()).collect();
+                let mut n = 0;
+                self.pg_run(&sql, &vals, &mut |row| {
+                    n = first_integer(&row)?.unwrap_or(0);
+                    Ok(())
+                })?;
+                return Ok(n);
+            }
+        };
+        let mut stmt = db.prepare_cached(&sql)?;
         bind_values(&mut stmt, 1, q.params())?;
         let mut rows = stmt.raw_query();
         match rows.next()? {
@@ -173,7 +308,18 @@ impl Conn {
 
     /// Whether a row has this id.
     pub fn exists<T: Model>(&self, id: i64) -> Result<bool> {
-        let mut stmt = self.db.prepare_cached(&T::sql().exists)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let mut found = false;
+                self.pg_run(&T::sql().exists, &[ValueRef::Integer(id)], &mut |_| {
+                    found = true;
+                    Ok(())
+                })?;
+                return Ok(found);
+            }
+        };
+        let mut stmt = db.prepare_cached(&T::sql().exists)?;
         stmt.raw_bind_parameter(1, id)?;
         let mut rows = stmt.raw_query();
         Ok(rows.next()?.is_some())

@@ -1,8 +1,14 @@
-//! [`Db`]: the handle fibers use. Every call runs its [`Conn`] work on a lane (see
-//! [`Dispatch`]) so SQLite's disk I/O never stalls a scheduler worker.
+//! [`Db`]: the handle fibers use, on SQLite or PostgreSQL — the same type and calls.
 //!
-//! Writes go to the one writer connection. With WAL and `readers(n)`, reads go to a pool of
-//! read-only connections and run beside the writer.
+//! `Db::open("app.db")` (or `":memory:"`) opens SQLite: every call runs its [`Conn`] work on a
+//! lane (see [`Dispatch`]) so SQLite's disk I/O never stalls a scheduler worker. Writes go to
+//! the one writer connection; with WAL and `readers(n)`, reads go to a pool of read-only
+//! connections and run beside the writer.
+//!
+//! `Db::open("postgres://user:pass@host/db")` opens PostgreSQL: every call runs on the calling
+//! fiber with a connection from a [`pg::Pool`] (`pool_size`, `acquire_timeout`); reads and
+//! writes share the pool, and a call that cannot get a connection in time fails with
+//! `Error::Postgres(pg::Error::PoolTimeout)` (REST answers 503).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::json::JsonFormat;
 use crate::lane::{Dispatch, Lane, Opener};
 use crate::model::Model;
+use crate::pg;
 use crate::query::Query;
 
 /// Most reader connections a database may have.
@@ -30,16 +37,53 @@ pub struct DbBuilder {
     conn: ConnOptions,
     readers: usize,
     dispatch: Option<Dispatch>,
+    pool: pg::PoolOptions,
+    batch_params_set: bool,
+    statement_cache_set: bool,
+}
+
+/// Whether `target` names a PostgreSQL server rather than a SQLite file.
+pub fn is_postgres_url(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
 }
 
 impl DbBuilder {
     fn new(path: &Path) -> Self {
+        let text = path.to_string_lossy();
+        let memory = text.is_empty() || text == ":memory:";
         DbBuilder {
             path: path.to_owned(),
-            conn: ConnOptions::default(),
+            conn: ConnOptions::new(if memory { Mode::Memory } else { Mode::Off }),
             readers: 0,
             dispatch: None,
+            pool: pg::PoolOptions::default(),
+            batch_params_set: false,
+            statement_cache_set: false,
         }
+    }
+
+    /// Whether this builder opens PostgreSQL.
+    pub fn is_postgres(&self) -> bool {
+        self.path.to_str().is_some_and(is_postgres_url)
+    }
+
+    /// PostgreSQL: most pooled connections. Default [`pg::DEFAULT_POOL_SIZE`].
+    pub fn pool_size(mut self, n: usize) -> Self {
+        self.pool.max_size = n;
+        self
+    }
+
+    /// PostgreSQL: how long a call waits for a free connection. Default
+    /// [`pg::DEFAULT_ACQUIRE_TIMEOUT`].
+    pub fn acquire_timeout(mut self, d: Duration) -> Self {
+        self.pool.acquire_timeout = d;
+        self
+    }
+
+    /// PostgreSQL: all pool settings at once.
+    pub fn pool_options(mut self, opts: pg::PoolOptions) -> Self {
+        self.pool = opts;
+        self
     }
 
     /// Durability and locking. Default [`Mode::Off`].
@@ -71,6 +115,7 @@ impl DbBuilder {
     /// Prepared statements cached per connection. Default
     /// [`DEFAULT_STATEMENT_CACHE`](crate::DEFAULT_STATEMENT_CACHE).
     pub fn statement_cache(mut self, n: usize) -> Self {
+        self.statement_cache_set = true;
         self.conn.statement_cache = n;
         self
     }
@@ -78,6 +123,7 @@ impl DbBuilder {
     /// Most bound values per batch INSERT. Default
     /// [`DEFAULT_BATCH_PARAMS`](crate::DEFAULT_BATCH_PARAMS).
     pub fn batch_params(mut self, n: usize) -> Self {
+        self.batch_params_set = true;
         self.conn.batch_params = n;
         self
     }
@@ -114,8 +160,42 @@ impl DbBuilder {
         Ok(how)
     }
 
-    /// Opens the writer (creating the file) and then the readers.
+    /// PostgreSQL: the pool, checked with one connection.
+    fn open_postgres(self) -> Result<Db> {
+        if self.readers > 0 || self.conn.wal {
+            return Err(Error::Config(
+                "readers and WAL are SQLite settings; PostgreSQL reads and writes share the pool"
+                    .into(),
+            ));
+        }
+        if self.conn.batch_params == 0 {
+            return Err(Error::Config("batch_params must be at least 1".into()));
+        }
+        let mut config = pg::Config::parse(&self.path.to_string_lossy())?;
+        if self.statement_cache_set {
+            config.statement_cache = self.conn.statement_cache;
+        }
+        let batch = if self.batch_params_set {
+            self.conn.batch_params
+        } else {
+            crate::conn::DEFAULT_PG_BATCH_PARAMS
+        };
+        let pool = pg::Pool::new(config, self.pool)?;
+        let lane = crate::lane::pg::PgLane::open(pool, batch)?;
+        Ok(Db {
+            inner: Arc::new(Inner {
+                readers: None,
+                writer: Lane::Pg(lane),
+            }),
+        })
+    }
+
+    /// Opens the database: for SQLite the writer (creating the file) and then the readers;
+    /// for PostgreSQL the pool (with one connection, to fail early on a bad URL).
     pub fn open(self) -> Result<Db> {
+        if self.is_postgres() {
+            return self.open_postgres();
+        }
         let how = self.validate()?;
         let opts = Arc::new(self.conn);
         let path = Arc::new(self.path);
@@ -159,14 +239,38 @@ impl std::fmt::Debug for Db {
 }
 
 impl Db {
-    /// Opens `path` in `mode` with default settings.
-    pub fn open(path: impl AsRef<Path>, mode: Mode) -> Result<Db> {
-        Db::builder(path).mode(mode).open()
+    /// Opens `target` with default settings: a `postgres://` URL is PostgreSQL, `":memory:"`
+    /// an in-memory SQLite database, anything else a SQLite file ([`Mode::Off`]).
+    ///
+    /// ```no_run
+    /// # fn main() -> moria_orm::Result<()> {
+    /// let local = moria_orm::Db::open("app.db")?;
+    /// let shared = moria_orm::Db::open("postgres://app:secret@db.internal/app")?;
+    /// # Ok(()) }
+    /// ```
+    pub fn open(target: impl AsRef<Path>) -> Result<Db> {
+        Db::builder(target).open()
     }
 
-    /// Starts a builder for `path` (ignored by [`Mode::Memory`]).
-    pub fn builder(path: impl AsRef<Path>) -> DbBuilder {
-        DbBuilder::new(path.as_ref())
+    /// Starts a builder for `target` (a SQLite path, `":memory:"`, or a `postgres://` URL).
+    pub fn builder(target: impl AsRef<Path>) -> DbBuilder {
+        DbBuilder::new(target.as_ref())
+    }
+
+    /// The engine behind this database.
+    pub fn backend(&self) -> crate::conn::Backend {
+        match &self.inner.writer {
+            Lane::Pg(_) => crate::conn::Backend::Postgres,
+            _ => crate::conn::Backend::Sqlite,
+        }
+    }
+
+    /// The PostgreSQL pool, for a PostgreSQL database.
+    pub fn pg_pool(&self) -> Option<&pg::Pool> {
+        match &self.inner.writer {
+            Lane::Pg(l) => Some(&l.pool),
+            _ => None,
+        }
     }
 
     /// Runs `f` on the writer connection.

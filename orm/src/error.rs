@@ -5,6 +5,8 @@ use std::io;
 use rusqlite::ffi;
 use rusqlite::types::FromSqlError;
 
+use crate::pg;
+
 /// Result alias used across the crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
@@ -15,6 +17,10 @@ pub enum Error {
     /// SQLite reported an error that has no more specific variant.
     #[error("sqlite: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// PostgreSQL reported an error that has no more specific variant ([`pg::Error::code`]
+    /// gives its SQLSTATE).
+    #[error("{0}")]
+    Postgres(#[from] pg::Error),
     /// No row has this id.
     #[error("{table}: no row with id {id}")]
     NotFound {
@@ -130,6 +136,37 @@ impl Error {
             }
         }
         Error::Sqlite(err)
+    }
+
+    /// Maps a PostgreSQL write error: SQLSTATE 23505 becomes `Conflict`, other class-23
+    /// integrity violations `Constraint`.
+    pub(crate) fn pg_write(table: &'static str, err: pg::Error) -> Self {
+        if let Some(db) = err.as_db() {
+            if db.code == pg::UNIQUE_VIOLATION {
+                return Error::Conflict {
+                    table,
+                    message: db.to_string(),
+                };
+            }
+            if db.code.starts_with("23") {
+                return Error::Constraint {
+                    table,
+                    message: db.to_string(),
+                };
+            }
+        }
+        Error::Postgres(err)
+    }
+
+    /// The SQLSTATE of a database error (PostgreSQL's own; for SQLite the closest class:
+    /// `23505` unique, `23000` other constraint), `None` for errors that are not the database's.
+    pub fn sqlstate(&self) -> Option<&str> {
+        match self {
+            Error::Postgres(e) => Some(e.code()),
+            Error::Conflict { .. } => Some("23505"),
+            Error::Constraint { .. } => Some("23000"),
+            _ => None,
+        }
     }
 
     /// Wraps a column conversion failure with the field it belongs to.

@@ -1,4 +1,4 @@
-//! Field types: how a Rust value maps to a SQLite column and to JSON.
+//! Field types: how a Rust value maps to a SQLite or PostgreSQL column and to JSON.
 //!
 //! Supported out of the box: `i64`, `i32`, `f64`, `bool`, `String`, `Vec<u8>` (base64 in JSON),
 //! `Option<T>` of those (a nullable column), and the automatic timestamps [`CreateTime`] and
@@ -34,6 +34,28 @@ impl FieldType {
             FieldType::Real => "REAL",
             FieldType::Text => "TEXT",
             FieldType::Blob => "BLOB",
+        }
+    }
+
+    /// PostgreSQL type used in `CREATE TABLE`.
+    pub const fn pg_sql(self) -> &'static str {
+        match self {
+            FieldType::Integer => "bigint",
+            FieldType::Bool => "boolean",
+            FieldType::Real => "double precision",
+            FieldType::Text => "text",
+            FieldType::Blob => "bytea",
+        }
+    }
+
+    /// PostgreSQL default of a NOT NULL column.
+    pub(crate) const fn pg_zero(self) -> &'static str {
+        match self {
+            FieldType::Integer => "0",
+            FieldType::Bool => "false",
+            FieldType::Real => "0",
+            FieldType::Text => "''",
+            FieldType::Blob => "''::bytea",
         }
     }
 

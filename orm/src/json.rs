@@ -1,4 +1,4 @@
-//! JSON in and out: rows written straight from SQLite to any `Write`, in mORMot's two layouts,
+//! JSON in and out: rows written straight from the database to any `Write`, in mORMot's two layouts,
 //! and models read from JSON with every field name and type checked.
 //!
 //! - Expanded: `[{"id":1,"name":"Ada"},…]` (one object per row; a single model is one object).
@@ -11,12 +11,12 @@
 use std::io::{self, Write};
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::Row;
 use serde_json::Value as JsonValue;
 
 use crate::base64;
-use crate::conn::Conn;
+use crate::conn::{Conn, Engine};
 use crate::error::{Error, Result};
+use crate::exec::RowValues;
 use crate::field::FieldType;
 use crate::model::{field_index, Model};
 use crate::query::Query;
@@ -84,9 +84,9 @@ fn column_name<T: Model>(c: usize) -> &'static str {
 }
 
 /// Writes the columns `cols` of a row as one JSON object.
-fn write_row_object<T: Model, W: Write + ?Sized>(
+fn write_row_object<T: Model, W: Write + ?Sized, R: RowValues + ?Sized>(
     w: &mut W,
-    row: &Row<'_>,
+    row: &R,
     cols: impl Iterator<Item = usize>,
 ) -> Result<()> {
     w.write_all(b"{")?;
@@ -96,7 +96,7 @@ fn write_row_object<T: Model, W: Write + ?Sized>(
         }
         write_str(w, column_name::<T>(c))?;
         w.write_all(b":")?;
-        write_value(w, column_type::<T>(c), row.get_ref(c)?)?;
+        write_value(w, column_type::<T>(c), row.value(c)?)?;
     }
     w.write_all(b"}")?;
     Ok(())
@@ -201,12 +201,12 @@ impl Conn {
                     if n > 0 {
                         w.write_all(b",")?;
                     }
-                    write_row_object::<T, W>(w, row, cols.iter().copied())?;
+                    write_row_object::<T, W, _>(w, &row, cols.iter().copied())?;
                 }
                 JsonFormat::Compact => {
                     for &c in &cols {
                         w.write_all(b",")?;
-                        write_value(w, column_type::<T>(c), row.get_ref(c)?)?;
+                        write_value(w, column_type::<T>(c), row.value(c)?)?;
                     }
                 }
             }
@@ -225,14 +225,36 @@ impl Conn {
 
     /// Writes the row with this id as one JSON object; `NotFound` when absent.
     pub fn write_json_by_id<T: Model, W: Write + ?Sized>(&self, id: i64, w: &mut W) -> Result<()> {
-        let mut stmt = self.db.prepare_cached(&T::sql().select_by_id)?;
+        let db = match &self.engine {
+            Engine::Sqlite(db) => db,
+            Engine::Pg(_) => {
+                let mut found = false;
+                self.pg_run(
+                    &T::sql().select_by_id,
+                    &[ValueRef::Integer(id)],
+                    &mut |row| {
+                        found = true;
+                        write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
+                    },
+                )?;
+                return if found {
+                    Ok(())
+                } else {
+                    Err(Error::NotFound {
+                        table: T::TABLE,
+                        id,
+                    })
+                };
+            }
+        };
+        let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
         stmt.raw_bind_parameter(1, id)?;
         let mut rows = stmt.raw_query();
         let row = rows.next()?.ok_or(Error::NotFound {
             table: T::TABLE,
             id,
         })?;
-        write_row_object::<T, W>(w, row, 0..=T::FIELDS.len())
+        write_row_object::<T, W, _>(w, row, 0..=T::FIELDS.len())
     }
 }
 

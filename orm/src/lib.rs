@@ -1,12 +1,14 @@
-//! moria-orm: models on SQLite, after mORMot's ORM, in blocking-style Rust.
+//! moria-orm: models on SQLite and PostgreSQL, after mORMot's ORM, in blocking-style Rust.
 //!
 //! | module | what lives there |
 //! |---|---|
 //! | `model` | [`Model`] trait and the [`model!`] macro that declares a table |
 //! | `field` | [`Field`]: Rust type ↔ column ↔ JSON; [`CreateTime`], [`ModTime`] |
-//! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]); every call runs on a lane |
-//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only) |
-//! | `conn` | [`Conn`]: one SQLite connection, the synchronous core ([`Mode`], [`ConnOptions`]) |
+//! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]), `Db::open("app.db")` or `Db::open("postgres://…")` |
+//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: pooled, on the fiber |
+//! | `conn` | [`Conn`]: one SQLite or PostgreSQL connection, the synchronous core ([`Mode`], [`ConnOptions`], [`Backend`]) |
+//! | `exec` | the two engines side by side: row values, PostgreSQL parameters, the type mapping table |
+//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] |
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
@@ -42,10 +44,12 @@ mod crud;
 mod cursor;
 mod db;
 mod error;
+mod exec;
 mod field;
 mod json;
 mod lane;
 mod model;
+pub mod pg;
 mod query;
 pub mod rest;
 mod schema;
@@ -54,12 +58,14 @@ mod tx;
 
 pub use batch::Batch;
 pub use conn::{
-    Conn, ConnOptions, Mode, DEFAULT_BATCH_PARAMS, DEFAULT_BUSY_TIMEOUT, DEFAULT_PAGE_CACHE,
-    DEFAULT_STATEMENT_CACHE,
+    Backend, Conn, ConnOptions, Mode, DEFAULT_BATCH_PARAMS, DEFAULT_BUSY_TIMEOUT,
+    DEFAULT_PAGE_CACHE, DEFAULT_PG_BATCH_PARAMS, DEFAULT_STATEMENT_CACHE,
 };
 pub use cursor::{Cursor, Select};
-pub use db::{Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};
+pub use db::{is_postgres_url, Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};
 pub use error::{Error, OptionalExt, Result};
+#[doc(hidden)]
+pub use exec::RowValues;
 pub use field::{now_millis, Auto, CreateTime, Field, FieldDef, FieldType, ModTime};
 pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, JsonFormat};
 pub use lane::Dispatch;

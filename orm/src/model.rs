@@ -5,10 +5,11 @@
 //! impl; nothing is derived at run time except the SQL text, built once per type.
 
 use rusqlite::types::{ToSqlOutput, ValueRef};
-use rusqlite::{Row, Statement};
+use rusqlite::Statement;
 use serde_json::Value as JsonValue;
 
 use crate::error::{Error, Result};
+use crate::exec::RowValues;
 use crate::field::FieldDef;
 use crate::sql::SqlTexts;
 
@@ -25,7 +26,7 @@ pub trait Model: Default + Clone + Send + 'static {
     /// Binds every field, in order, starting at parameter `first`; returns the next free index.
     fn bind_fields(&self, stmt: &mut Statement<'_>, first: usize) -> rusqlite::Result<usize>;
     /// Reads every field, in order, from the row's columns starting at `first`.
-    fn read_fields(&mut self, row: &Row<'_>, first: usize) -> Result<()>;
+    fn read_fields<R: RowValues + ?Sized>(&mut self, row: &R, first: usize) -> Result<()>;
     /// The value of field number `index` (into [`Model::FIELDS`]).
     fn field_value(&self, index: usize) -> Option<ToSqlOutput<'_>>;
     /// Sets field number `index` from JSON; false when the JSON type does not fit.
@@ -49,15 +50,15 @@ pub(crate) fn field_index<T: Model>(name: &str) -> Result<usize> {
 }
 
 /// Reads a whole model (id in column 0, fields after it).
-pub(crate) fn from_row<T: Model>(row: &Row<'_>) -> Result<T> {
+pub(crate) fn from_row<T: Model, R: RowValues + ?Sized>(row: &R) -> Result<T> {
     let mut m = T::default();
     fill_from_row(&mut m, row)?;
     Ok(m)
 }
 
 /// Reads a whole row into an existing model, reusing its buffers.
-pub(crate) fn fill_from_row<T: Model>(m: &mut T, row: &Row<'_>) -> Result<()> {
-    let id = match row.get_ref(0)? {
+pub(crate) fn fill_from_row<T: Model, R: RowValues + ?Sized>(m: &mut T, row: &R) -> Result<()> {
+    let id = match row.value(0)? {
         ValueRef::Integer(id) => id,
         _ => {
             return Err(Error::column(
@@ -137,14 +138,14 @@ macro_rules! model {
                 Ok(_i)
             }
 
-            fn read_fields(
+            fn read_fields<R: $crate::RowValues + ?Sized>(
                 &mut self,
-                _row: &$crate::rusqlite::Row<'_>,
+                _row: &R,
                 first: usize,
             ) -> $crate::Result<()> {
                 let mut _i = first;
                 $(
-                    $crate::Field::read_into(&mut self.$field, _row.get_ref(_i)?).map_err(|e| {
+                    $crate::Field::read_into(&mut self.$field, _row.value(_i)?).map_err(|e| {
                         $crate::Error::column(<Self as $crate::Model>::TABLE, stringify!($field), e)
                     })?;
                     _i += 1;

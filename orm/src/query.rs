@@ -30,8 +30,10 @@ pub enum Op {
 }
 
 impl Op {
-    fn sql(self) -> &'static str {
+    fn sql(self, pg: bool) -> &'static str {
         match self {
+            // SQLite's LIKE ignores ASCII case; PostgreSQL's ILIKE matches that.
+            Op::Like if pg => " ILIKE ",
             Op::Eq => "=",
             Op::Ne => "<>",
             Op::Lt => "<",
@@ -176,8 +178,13 @@ impl Query {
         self.params.iter()
     }
 
+    /// Bound values in placeholder order, as a slice.
+    pub(crate) fn param_values(&self) -> &[Value] {
+        &self.params
+    }
+
     /// Appends ` WHERE …` after validating every name.
-    pub(crate) fn push_where<T: Model>(&self, sql: &mut String) -> Result<()> {
+    pub(crate) fn push_where<T: Model>(&self, sql: &mut String, pg: bool) -> Result<()> {
         match &self.error {
             Some(Pending::ParamCount(placeholders, values)) => {
                 return Err(Error::ParamCount {
@@ -193,7 +200,7 @@ impl Query {
             match f {
                 Filter::Cmp(name, op) => {
                     push_ident(sql, column_name::<T>(name)?);
-                    sql.push_str(op.sql());
+                    sql.push_str(op.sql(pg));
                     sql.push('?');
                 }
                 Filter::Null(name, is_null) => {
@@ -215,8 +222,8 @@ impl Query {
 
     /// Appends ` WHERE … ORDER BY … LIMIT ? OFFSET ?`; returns the limit/offset values to bind
     /// after [`Query::params`].
-    pub(crate) fn push_tail<T: Model>(&self, sql: &mut String) -> Result<Vec<Value>> {
-        self.push_where::<T>(sql)?;
+    pub(crate) fn push_tail<T: Model>(&self, sql: &mut String, pg: bool) -> Result<Vec<Value>> {
+        self.push_where::<T>(sql, pg)?;
         for (i, (name, order)) in self.order.iter().enumerate() {
             sql.push_str(if i == 0 { " ORDER BY " } else { "," });
             push_ident(sql, column_name::<T>(name)?);
@@ -227,7 +234,12 @@ impl Query {
         let mut extra = Vec::new();
         if self.limit.is_some() || self.offset.is_some() {
             sql.push_str(" LIMIT ?");
-            extra.push(Value::Integer(self.limit.unwrap_or(-1)));
+            // No limit: -1 for SQLite, NULL (LIMIT ALL) for PostgreSQL.
+            extra.push(match self.limit {
+                Some(n) => Value::Integer(n),
+                None if pg => Value::Null,
+                None => Value::Integer(-1),
+            });
         }
         if let Some(off) = self.offset {
             sql.push_str(" OFFSET ?");
@@ -237,12 +249,12 @@ impl Query {
     }
 
     /// `SELECT "id",… FROM "T" WHERE …` and the values to bind after the query's own.
-    pub(crate) fn select_sql<T: Model>(&self) -> Result<(String, Vec<Value>)> {
+    pub(crate) fn select_sql<T: Model>(&self, pg: bool) -> Result<(String, Vec<Value>)> {
         let mut sql = String::from("SELECT ");
         push_columns(&mut sql, T::FIELDS);
         sql.push_str(" FROM ");
         push_ident(&mut sql, T::TABLE);
-        let extra = self.push_tail::<T>(&mut sql)?;
+        let extra = self.push_tail::<T>(&mut sql, pg)?;
         Ok((sql, extra))
     }
 }
@@ -285,7 +297,7 @@ mod tests {
             .order_by("id", Order::Asc)
             .limit(10)
             .offset(5);
-        let (sql, extra) = q.select_sql::<P>().unwrap();
+        let (sql, extra) = q.select_sql::<P>(false).unwrap();
         assert_eq!(
             sql,
             "SELECT \"id\",\"name\",\"age\" FROM \"P\" WHERE \"name\"=? AND \"age\">=? AND \
@@ -303,7 +315,7 @@ mod tests {
             Query::new().null("x", true),
         ] {
             assert!(matches!(
-                q.select_sql::<P>(),
+                q.select_sql::<P>(false),
                 Err(Error::UnknownField { .. })
             ));
         }
@@ -317,7 +329,7 @@ mod tests {
     #[test]
     fn raw_fragments_must_bind_values() {
         let ok = Query::new().sql("age > ? AND name LIKE ?", &[&1, &"a%"]);
-        assert!(ok.select_sql::<P>().is_ok());
+        assert!(ok.select_sql::<P>(false).is_ok());
         for bad in [
             "name = 'x'",
             "age > 1; DROP TABLE P",
@@ -325,10 +337,13 @@ mod tests {
             "age /* */ > 1",
         ] {
             assert!(matches!(
-                Query::new().sql(bad, &[]).select_sql::<P>(),
+                Query::new().sql(bad, &[]).select_sql::<P>(false),
                 Err(Error::UnsafeSql(_))
             ));
         }
-        assert!(Query::new().sql("age > ?", &[]).select_sql::<P>().is_err());
+        assert!(Query::new()
+            .sql("age > ?", &[])
+            .select_sql::<P>(false)
+            .is_err());
     }
 }

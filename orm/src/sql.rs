@@ -58,6 +58,7 @@ fn push_placeholders(sql: &mut String, n: usize) {
 pub struct SqlTexts {
     pub(crate) select_by_id: String,
     pub(crate) insert: String,
+    pub(crate) insert_returning: String,
     pub(crate) insert_with_id: String,
     pub(crate) update: String,
     pub(crate) delete: String,
@@ -106,6 +107,7 @@ impl SqlTexts {
 
         SqlTexts {
             select_by_id,
+            insert_returning: format!("{insert} RETURNING \"id\""),
             insert,
             insert_with_id,
             update,
@@ -116,7 +118,7 @@ impl SqlTexts {
     }
 }
 
-/// `INSERT INTO t(…) VALUES (?,…),(?,…)…` for `rows` rows, ids left to SQLite.
+/// `INSERT INTO t(…) VALUES (?,…),(?,…)…` for `rows` rows, ids left to the database.
 pub(crate) fn multi_insert(table: &str, fields: &[FieldDef], rows: usize) -> String {
     let mut sql = String::with_capacity(32 + 16 * fields.len() + rows * (2 * fields.len() + 1));
     sql.push_str("INSERT INTO ");

@@ -1,6 +1,6 @@
 //! Transactions: a guard that rolls back on drop, and `transaction(|c| …)` built on it.
 //!
-//! The outermost level is `BEGIN IMMEDIATE` (the write lock is taken up front, so a WAL reader
+//! On PostgreSQL the outermost level is a plain `BEGIN`. On SQLite it is `BEGIN IMMEDIATE` (the write lock is taken up front, so a WAL reader
 //! never has to upgrade and deadlock); inner levels are savepoints `moria_sp<N>`. Leaving a level
 //! without `commit` — an `Err` returned through `?`, or a panic unwinding — rolls that level back.
 
@@ -22,13 +22,26 @@ impl Conn {
     pub fn begin(&self) -> Result<Transaction<'_>> {
         let level = self.depth.get() + 1;
         if level == 1 {
-            self.db.execute_batch("BEGIN IMMEDIATE")?;
+            self.execute_batch(if self.is_pg() {
+                "BEGIN"
+            } else {
+                "BEGIN IMMEDIATE"
+            })?;
         } else {
-            self.db
-                .execute_batch(&format!("SAVEPOINT moria_sp{level}"))?;
+            self.execute_batch(&format!("SAVEPOINT moria_sp{level}"))?;
         }
         self.depth.set(level);
         Ok(Transaction { conn: self, level })
+    }
+
+    /// Whether the database itself has a transaction open on this connection.
+    fn in_server_transaction(&self) -> bool {
+        match self.sqlite() {
+            Some(db) => !db.is_autocommit(),
+            None => self
+                .pg()
+                .is_some_and(|c| !c.is_broken() && c.tx_status() != crate::pg::TxStatus::Idle),
+        }
     }
 
     /// Runs `f` in a transaction (a savepoint when nested): commit on `Ok`, roll back on `Err`
@@ -53,10 +66,22 @@ impl Transaction<'_> {
             ));
         }
         if self.level == 1 {
-            self.conn.db.execute_batch("COMMIT")?;
+            let failed = self
+                .conn
+                .pg()
+                .is_some_and(|c| c.tx_status() == crate::pg::TxStatus::Failed);
+            if failed {
+                // PostgreSQL turns COMMIT of a failed transaction into a silent ROLLBACK.
+                self.conn.execute_batch("ROLLBACK")?;
+                self.conn.depth.set(0);
+                std::mem::forget(self);
+                return Err(Error::Config(
+                    "the transaction had a failed statement and was rolled back".into(),
+                ));
+            }
+            self.conn.execute_batch("COMMIT")?;
         } else {
             self.conn
-                .db
                 .execute_batch(&format!("RELEASE moria_sp{}", self.level))?;
         }
         self.conn.depth.set(self.level - 1);
@@ -78,14 +103,14 @@ impl Transaction<'_> {
         }
         conn.depth.set(self.level - 1);
         if self.level == 1 {
-            // SQLite may already have rolled back by itself (e.g. after SQLITE_FULL).
-            if !conn.db.is_autocommit() {
-                conn.db.execute_batch("ROLLBACK")?;
+            // SQLite may already have rolled back by itself (e.g. after SQLITE_FULL); a broken
+            // PostgreSQL connection has nothing left to roll back.
+            if conn.in_server_transaction() {
+                conn.execute_batch("ROLLBACK")?;
             }
         } else {
             let sp = self.level;
-            conn.db
-                .execute_batch(&format!("ROLLBACK TO moria_sp{sp}; RELEASE moria_sp{sp}"))?;
+            conn.execute_batch(&format!("ROLLBACK TO moria_sp{sp}; RELEASE moria_sp{sp}"))?;
         }
         Ok(())
     }
@@ -113,13 +138,14 @@ mod tests {
 
     fn count(c: &Conn) -> i64 {
         c.sqlite()
+            .unwrap()
             .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
             .unwrap()
     }
 
     fn setup() -> Conn {
         let c = Conn::open(":memory:", Mode::Memory).unwrap();
-        c.sqlite().execute_batch("CREATE TABLE t(x)").unwrap();
+        c.execute_batch("CREATE TABLE t(x)").unwrap();
         c
     }
 
@@ -127,9 +153,9 @@ mod tests {
     fn nested_savepoint_rolls_back_alone() {
         let c = setup();
         c.transaction(|c| -> Result<()> {
-            c.sqlite().execute("INSERT INTO t VALUES(1)", [])?;
+            c.sqlite().unwrap().execute("INSERT INTO t VALUES(1)", [])?;
             let inner: Result<()> = c.transaction(|c| {
-                c.sqlite().execute("INSERT INTO t VALUES(2)", [])?;
+                c.sqlite().unwrap().execute("INSERT INTO t VALUES(2)", [])?;
                 Err(Error::Config("boom".into()))
             });
             assert!(inner.is_err());
@@ -145,10 +171,13 @@ mod tests {
         let c = setup();
         let outer = c.begin().unwrap();
         let inner = c.begin().unwrap();
-        c.sqlite().execute("INSERT INTO t VALUES(1)", []).unwrap();
+        c.sqlite()
+            .unwrap()
+            .execute("INSERT INTO t VALUES(1)", [])
+            .unwrap();
         drop(outer);
         assert!(inner.commit().is_err());
         assert_eq!(count(&c), 0);
-        assert!(c.sqlite().is_autocommit());
+        assert!(c.sqlite().unwrap().is_autocommit());
     }
 }

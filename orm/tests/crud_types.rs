@@ -1,8 +1,9 @@
 //! CRUD on every supported field type, on a memory database and on each file mode.
 
+#[macro_use]
 mod common;
 
-use common::{Every, Person, TempDir};
+use common::{Every, Kind, Person, TempDir};
 use moria_orm::{Conn, CreateTime, Error, ModTime, Mode, Op, OptionalExt, Order, Query};
 
 fn sample(n: i64) -> Every {
@@ -76,9 +77,8 @@ fn crud_every_type(c: &Conn) {
     assert_eq!(c.count::<Every>(&Query::new()).unwrap(), 5);
 }
 
-#[test]
-fn every_type_round_trips_in_memory() {
-    crud_every_type(&Conn::open(":memory:", Mode::Memory).unwrap());
+fn every_type_round_trips_in_memory(kind: Kind) {
+    crud_every_type(&common::conn(kind));
 }
 
 #[test]
@@ -92,9 +92,8 @@ fn every_type_round_trips_in_each_file_mode() {
     }
 }
 
-#[test]
-fn forced_id_and_duplicate_id() {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn forced_id_and_duplicate_id(kind: Kind) {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     let mut p = Person::new("a", "x", 1);
     p.id = 77;
@@ -110,9 +109,8 @@ fn forced_id_and_duplicate_id() {
     );
 }
 
-#[test]
-fn list_find_count_with_order_limit_offset() {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn list_find_count_with_order_limit_offset(kind: Kind) {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     for i in 0..20 {
         let city = if i % 2 == 0 { "Paris" } else { "Lyon" };
@@ -163,9 +161,8 @@ fn list_find_count_with_order_limit_offset() {
     assert_eq!(c.count::<Person>(&Query::new()).unwrap(), 15);
 }
 
-#[test]
-fn cursor_streams_and_fills() {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn cursor_streams_and_fills(kind: Kind) {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     for i in 0..100 {
         c.add(&mut Person::new(&format!("n{i}"), "c", i)).unwrap();
@@ -186,3 +183,10 @@ fn cursor_streams_and_fills() {
     let total: i64 = sel.rows().map(|r| r.unwrap().age).sum();
     assert_eq!(total, (0..100).sum::<i64>(), "a select can be walked again");
 }
+
+both!(
+    every_type_round_trips_in_memory,
+    forced_id_and_duplicate_id,
+    list_find_count_with_order_limit_offset,
+    cursor_streams_and_fills,
+);

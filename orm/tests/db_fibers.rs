@@ -80,8 +80,42 @@ fn hundred_fibers_on_each_dispatch() {
         })
         .unwrap();
     }
-    rt.run(|| hammer(Db::open("", Mode::Memory).unwrap()))
+    rt.run(|| hammer(Db::open(":memory:").unwrap())).unwrap();
+}
+
+/// The same hammer on PostgreSQL: 100 fibers on 2 workers sharing a pool of 8 connections.
+#[test]
+fn hundred_fibers_on_postgres_with_a_pool_of_8() {
+    let url = common::pg_url();
+    runtime()
+        .run(move || hammer(Db::builder(url).pool_size(8).open().unwrap()))
         .unwrap();
+}
+
+#[test]
+fn a_panicking_call_rolls_back_and_the_db_lives_on_postgres() {
+    let url = common::pg_url();
+    runtime()
+        .run(move || panicking_call(Db::builder(url).pool_size(2).open().unwrap()))
+        .unwrap();
+}
+
+fn panicking_call(db: Db) {
+    db.ensure_schema::<Person>().unwrap();
+    let out = db.transaction(|c| -> Result<(), Error> {
+        c.add(&mut Person::new("doomed", "x", 1))?;
+        panic!("inside the transaction");
+    });
+    assert!(
+        matches!(&out, Err(Error::Panicked(m)) if m.contains("inside the transaction")),
+        "{out:?}"
+    );
+    assert_eq!(db.count::<Person>(Query::new()).unwrap(), 0);
+    db.add(Person::new("alive", "x", 1)).unwrap();
+    let mut b = Batch::new();
+    b.add(Person::new("alive", "y", 2));
+    assert!(matches!(db.batch_send(b), Err(Error::Conflict { .. })));
+    assert_eq!(db.count::<Person>(Query::new()).unwrap(), 1);
 }
 
 #[test]
@@ -90,25 +124,8 @@ fn a_panicking_call_rolls_back_and_the_db_lives_on() {
     let rt = runtime();
     for how in [Dispatch::Thread, Dispatch::Offload] {
         let path = dir.file(&format!("{how:?}.db"));
-        rt.run(move || {
-            let db = Db::builder(&path).dispatch(how).open().unwrap();
-            db.ensure_schema::<Person>().unwrap();
-            let out = db.transaction(|c| -> Result<(), Error> {
-                c.add(&mut Person::new("doomed", "x", 1))?;
-                panic!("inside the transaction");
-            });
-            assert!(
-                matches!(&out, Err(Error::Panicked(m)) if m.contains("inside the transaction")),
-                "{out:?}"
-            );
-            assert_eq!(db.count::<Person>(Query::new()).unwrap(), 0);
-            db.add(Person::new("alive", "x", 1)).unwrap();
-            let mut b = Batch::new();
-            b.add(Person::new("alive", "y", 2));
-            assert!(matches!(db.batch_send(b), Err(Error::Conflict { .. })));
-            assert_eq!(db.count::<Person>(Query::new()).unwrap(), 1);
-        })
-        .unwrap();
+        rt.run(move || panicking_call(Db::builder(&path).dispatch(how).open().unwrap()))
+            .unwrap();
     }
 }
 

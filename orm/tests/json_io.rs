@@ -1,13 +1,14 @@
 //! JSON: expanded and compact output written to a `Write`, models parsed with validation.
 
+#[macro_use]
 mod common;
 
-use common::{Every, Person};
-use moria_orm::{from_json, merge_json, to_json, Conn, Error, JsonFormat, Mode, Order, Query};
+use common::{Every, Kind, Person};
+use moria_orm::{from_json, merge_json, to_json, Conn, Error, JsonFormat, Order, Query};
 use serde_json::{json, Value};
 
-fn people() -> Conn {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn people(kind: Kind) -> Conn {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c.add(&mut Person::new("Ada \"the first\"", "Londön", 36))
         .unwrap();
@@ -22,9 +23,8 @@ fn render(c: &Conn, q: &Query, f: JsonFormat) -> Value {
     serde_json::from_slice(&out).unwrap()
 }
 
-#[test]
-fn expanded_rows() {
-    let c = people();
+fn expanded_rows(kind: Kind) {
+    let c = people(kind);
     let v = render(
         &c,
         &Query::new().order_by("id", Order::Asc),
@@ -39,9 +39,8 @@ fn expanded_rows() {
     );
 }
 
-#[test]
-fn compact_rows_with_selected_columns() {
-    let c = people();
+fn compact_rows_with_selected_columns(kind: Kind) {
+    let c = people(kind);
     let q = Query::new()
         .select(&["id", "age"])
         .order_by("age", Order::Desc);
@@ -65,9 +64,8 @@ fn compact_rows_with_selected_columns() {
     ));
 }
 
-#[test]
-fn one_row_by_id_matches_the_model_writer() {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn one_row_by_id_matches_the_model_writer(kind: Kind) {
+    let c = common::conn(kind);
     c.ensure_schema::<Every>().unwrap();
     let mut e = Every {
         i: -3,
@@ -146,3 +144,9 @@ fn merge_reports_the_fields_it_set() {
     assert_eq!(set, ["age"]);
     assert_eq!((p.id, p.age, p.name.as_str()), (3, 5, "a"));
 }
+
+both!(
+    expanded_rows,
+    compact_rows_with_selected_columns,
+    one_row_by_id_matches_the_model_writer,
+);

@@ -1,9 +1,10 @@
 //! Injection attempts through values, field names and raw fragments leave the database intact.
 
+#[macro_use]
 mod common;
 
-use common::Person;
-use moria_orm::{from_json, Conn, Error, Mode, Op, Order, Query};
+use common::{Kind, Person};
+use moria_orm::{from_json, Conn, Error, Op, Order, Query};
 
 const ATTACKS: &[&str] = &[
     "x'; DROP TABLE Person; --",
@@ -14,8 +15,8 @@ const ATTACKS: &[&str] = &[
     "Robert'); DROP TABLE Students;--",
 ];
 
-fn setup() -> Conn {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn setup(kind: Kind) -> Conn {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c.add(&mut Person::new("victim", "x", 1)).unwrap();
     c
@@ -25,12 +26,19 @@ fn intact(c: &Conn) {
     assert!(c.get::<Person>(1).unwrap().name == "victim", "row 1 intact");
 }
 
-#[test]
-fn values_are_bound_and_stored_verbatim() {
-    let c = setup();
+fn values_are_bound_and_stored_verbatim(kind: Kind) {
+    let c = setup(kind);
+    let mut stored = 0;
     for (i, a) in ATTACKS.iter().enumerate() {
         let mut p = Person::new(a, a, i as i64);
+        if kind == Kind::Postgres && a.contains('\0') {
+            // PostgreSQL text cannot hold NUL: the value is refused whole, nothing stored.
+            let e = c.add(&mut p).unwrap_err();
+            assert_eq!(e.sqlstate(), Some("22021"), "{e}");
+            continue;
+        }
         c.add(&mut p).unwrap();
+        stored += 1;
         assert_eq!(c.get::<Person>(p.id).unwrap().name, *a);
         let found = c.list::<Person>(&Query::new().eq("name", *a)).unwrap();
         assert_eq!(found.len(), 1, "{a:?} matched exactly its own row");
@@ -42,15 +50,11 @@ fn values_are_bound_and_stored_verbatim() {
         );
     }
     intact(&c);
-    assert_eq!(
-        c.list::<Person>(&Query::new()).unwrap().len(),
-        ATTACKS.len() + 1
-    );
+    assert_eq!(c.list::<Person>(&Query::new()).unwrap().len(), stored + 1);
 }
 
-#[test]
-fn names_from_outside_are_checked() {
-    let c = setup();
+fn names_from_outside_are_checked(kind: Kind) {
+    let c = setup(kind);
     for a in ATTACKS
         .iter()
         .chain(&["name = name", "id) OR (1=1", "rowid"])
@@ -78,9 +82,8 @@ fn names_from_outside_are_checked() {
     intact(&c);
 }
 
-#[test]
-fn raw_fragments_cannot_carry_literals_or_statements() {
-    let c = setup();
+fn raw_fragments_cannot_carry_literals_or_statements(kind: Kind) {
+    let c = setup(kind);
     for frag in [
         "name = 'victim'",
         "1=1; DROP TABLE Person",
@@ -101,3 +104,9 @@ fn raw_fragments_cannot_carry_literals_or_statements() {
     ));
     intact(&c);
 }
+
+both!(
+    values_are_bound_and_stored_verbatim,
+    names_from_outside_are_checked,
+    raw_fragments_cannot_carry_literals_or_statements,
+);

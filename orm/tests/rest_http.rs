@@ -1,14 +1,15 @@
 //! REST over real HTTP: a moria-http server on 127.0.0.1:0 with `Rest::routes`, raw TCP
 //! clients (and curl when installed).
 
+#[macro_use]
 mod common;
 
 use std::net::SocketAddr;
 
-use common::{http, Person, TempDir};
+use common::{http, Kind, Person, TempDir};
 use moria_http::{Router, Server};
 use moria_orm::rest::BasicAuth;
-use moria_orm::{Db, Mode, Query, Rest};
+use moria_orm::{Db, Query, Rest};
 use serde_json::{json, Value};
 
 fn serve(rest: Rest) -> (Server, SocketAddr) {
@@ -31,10 +32,12 @@ fn body_json(b: &[u8]) -> Value {
     serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(b)))
 }
 
-#[test]
-fn round_trip_on_a_file_database() {
+fn round_trip_on_a_file_database(kind: Kind) {
     let dir = TempDir::new("rest-http");
-    let db = Db::open(dir.file("rest.db"), Mode::Off).unwrap();
+    let db = match kind {
+        Kind::Sqlite => Db::open(dir.file("rest.db")).unwrap(),
+        Kind::Postgres => common::db(kind),
+    };
     let (server, addr) = serve(people(&db));
 
     let (st, head, body) = http(
@@ -87,9 +90,8 @@ fn round_trip_on_a_file_database() {
     server.wait();
 }
 
-#[test]
-fn errors_and_limits_over_http() {
-    let db = Db::open("", Mode::Memory).unwrap();
+fn errors_and_limits_over_http(kind: Kind) {
+    let db = common::db(kind);
     let (server, addr) = serve(people(&db).max_body(1024));
     http(addr, "POST", "/root/Person", &[], br#"{"name":"Ada"}"#);
     for (method, target, body, status) in [
@@ -127,9 +129,8 @@ fn errors_and_limits_over_http() {
     server.wait();
 }
 
-#[test]
-fn injection_attempts_over_http_change_nothing() {
-    let db = Db::open("", Mode::Memory).unwrap();
+fn injection_attempts_over_http_change_nothing(kind: Kind) {
+    let db = common::db(kind);
     let (server, addr) = serve(people(&db));
     http(
         addr,
@@ -163,9 +164,8 @@ fn injection_attempts_over_http_change_nothing() {
     server.wait();
 }
 
-#[test]
-fn basic_auth_over_http_and_curl() {
-    let db = Db::open("", Mode::Memory).unwrap();
+fn basic_auth_over_http_and_curl(kind: Kind) {
+    let db = common::db(kind);
     let rest = people(&db).auth(BasicAuth::new("moria", "ada", "pw"));
     let (server, addr) = serve(rest);
     let (st, head, _) = http(addr, "GET", "/root/Person", &[], b"");
@@ -207,13 +207,12 @@ fn basic_auth_over_http_and_curl() {
     server.wait();
 }
 
-#[test]
-fn jwt_bearer_over_http() {
+fn jwt_bearer_over_http(kind: Kind) {
     use moria_crypto::jwt::{JwtKey, Validation};
     use moria_orm::rest::JwtAuth;
     let key = JwtKey::es256_generate().unwrap();
     let verifier = JwtKey::es256_public_pem(&key.public_key_pem().unwrap()).unwrap();
-    let db = Db::open("", Mode::Memory).unwrap();
+    let db = common::db(kind);
     let rest = people(&db).auth(JwtAuth::new(verifier, Validation::new().audience("app")));
     let (server, addr) = serve(rest);
     let exp = moria_orm::now_millis() / 1000 + 600;
@@ -243,3 +242,11 @@ fn jwt_bearer_over_http() {
     server.shutdown();
     server.wait();
 }
+
+both!(
+    round_trip_on_a_file_database,
+    errors_and_limits_over_http,
+    injection_attempts_over_http_change_nothing,
+    basic_auth_over_http_and_curl,
+    jwt_bearer_over_http,
+);

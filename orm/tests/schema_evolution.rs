@@ -1,8 +1,9 @@
 //! Schema evolution: a model gains fields, the database is reopened, old rows are intact.
 
+#[macro_use]
 mod common;
 
-use common::TempDir;
+use common::{Kind, TempDir};
 use moria_orm::{model, Conn, Error, Mode, Query};
 
 mod v1 {
@@ -27,12 +28,17 @@ mod v2 {
     }
 }
 
-#[test]
-fn added_fields_keep_old_rows_intact() {
+fn added_fields_keep_old_rows_intact(kind: Kind) {
     let dir = TempDir::new("schema");
     let path = dir.file("evolve.db");
+    let url = (kind == Kind::Postgres).then(common::pg_url);
+    // Opens the same database again: the file, or the same schema on the server.
+    let open = || match &url {
+        None => Conn::open(&path, Mode::Full).unwrap(),
+        Some(u) => Conn::connect(u).unwrap(),
+    };
     let ids: Vec<i64> = {
-        let c = Conn::open(&path, Mode::Full).unwrap();
+        let c = open();
         c.ensure_schema::<v1::Account>().unwrap();
         (0..3)
             .map(|i| {
@@ -46,7 +52,7 @@ fn added_fields_keep_old_rows_intact() {
             .collect()
     };
 
-    let c = Conn::open(&path, Mode::Full).unwrap();
+    let c = open();
     c.ensure_schema::<v2::Account>().unwrap();
     c.ensure_schema::<v2::Account>().unwrap();
     for (i, id) in ids.iter().enumerate() {
@@ -85,14 +91,28 @@ fn added_fields_keep_old_rows_intact() {
     };
     c.add(&mut older).unwrap();
     assert_eq!(c.count::<v2::Account>(&Query::new()).unwrap(), 5);
-    let indexes: i64 = c
-        .sqlite()
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type='index' AND tbl_name='Account'",
-            [],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let indexes: i64 = match kind {
+        Kind::Sqlite => c
+            .sqlite()
+            .unwrap()
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type='index' AND tbl_name='Account'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap(),
+        Kind::Postgres => c
+            .pg()
+            .unwrap()
+            .query_one(
+                "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() \
+                 AND tablename = 'Account' AND indexname <> 'Account_pkey'",
+                &[],
+            )
+            .unwrap()
+            .get(0)
+            .unwrap(),
+    };
     assert_eq!(indexes, 3, "name, email and visits indexes");
 }
 
@@ -100,11 +120,15 @@ model! {
     struct Bad as "bad name" { x: i64 }
 }
 
-#[test]
-fn invalid_table_names_are_refused() {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn invalid_table_names_are_refused(kind: Kind) {
+    let c = common::conn(kind);
     assert!(matches!(
         c.ensure_schema::<Bad>(),
         Err(Error::InvalidName(n)) if n == "bad name"
     ));
 }
+
+both!(
+    added_fields_keep_old_rows_intact,
+    invalid_table_names_are_refused
+);

@@ -1,14 +1,15 @@
 //! Transactions: commit on Ok, roll back on Err and on panic, savepoints when nested.
 
+#[macro_use]
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::Person;
-use moria_orm::{Conn, Error, Mode, Query};
+use common::{Kind, Person};
+use moria_orm::{Conn, Error, Query};
 
-fn setup() -> Conn {
-    let c = Conn::open(":memory:", Mode::Memory).unwrap();
+fn setup(kind: Kind) -> Conn {
+    let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c
 }
@@ -26,18 +27,16 @@ fn names(c: &Conn) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn ok_commits() {
-    let c = setup();
+fn ok_commits(kind: Kind) {
+    let c = setup(kind);
     let id = c
         .transaction(|c| c.add(&mut Person::new("a", "x", 1)))
         .unwrap();
     assert!(c.exists::<Person>(id).unwrap());
 }
 
-#[test]
-fn err_rolls_back() {
-    let c = setup();
+fn err_rolls_back(kind: Kind) {
+    let c = setup(kind);
     let mut inside = 0;
     let out: Result<(), Error> = c.transaction(|c| {
         c.add(&mut Person::new("a", "x", 1))?;
@@ -51,8 +50,7 @@ fn err_rolls_back() {
     assert!(!c.in_transaction());
 }
 
-#[test]
-fn user_error_type_rolls_back() {
+fn user_error_type_rolls_back(kind: Kind) {
     #[derive(Debug)]
     enum AppError {
         Orm,
@@ -63,7 +61,7 @@ fn user_error_type_rolls_back() {
             AppError::Orm
         }
     }
-    let c = setup();
+    let c = setup(kind);
     let mut inside = 0;
     let out = c.transaction(|c| {
         c.add(&mut Person::new("a", "x", 1))?;
@@ -83,9 +81,8 @@ fn user_error_type_rolls_back() {
     assert_eq!(count(&c), 0);
 }
 
-#[test]
-fn panic_rolls_back_and_the_connection_stays_usable() {
-    let c = setup();
+fn panic_rolls_back_and_the_connection_stays_usable(kind: Kind) {
+    let c = setup(kind);
     let caught = catch_unwind(AssertUnwindSafe(|| {
         let _ = c.transaction(|c| -> Result<(), Error> {
             c.add(&mut Person::new("a", "x", 1))?;
@@ -99,9 +96,8 @@ fn panic_rolls_back_and_the_connection_stays_usable() {
     assert_eq!(count(&c), 1);
 }
 
-#[test]
-fn nested_levels_roll_back_independently() {
-    let c = setup();
+fn nested_levels_roll_back_independently(kind: Kind) {
+    let c = setup(kind);
     c.transaction(|c| -> Result<(), Error> {
         c.add(&mut Person::new("outer", "x", 1))?;
         let inner = c.transaction(|c| -> Result<(), Error> {
@@ -120,9 +116,8 @@ fn nested_levels_roll_back_independently() {
     assert_eq!(names(&c), ["outer", "second"]);
 }
 
-#[test]
-fn explicit_guard_commit_and_rollback() {
-    let c = setup();
+fn explicit_guard_commit_and_rollback(kind: Kind) {
+    let c = setup(kind);
     let tx = c.begin().unwrap();
     tx.add(&mut Person::new("kept", "x", 1)).unwrap();
     tx.commit().unwrap();
@@ -135,3 +130,12 @@ fn explicit_guard_commit_and_rollback() {
     }
     assert_eq!(names(&c), ["kept"]);
 }
+
+both!(
+    ok_commits,
+    err_rolls_back,
+    user_error_type_rolls_back,
+    panic_rolls_back_and_the_connection_stays_usable,
+    nested_levels_roll_back_independently,
+    explicit_guard_commit_and_rollback,
+);

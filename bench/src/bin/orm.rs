@@ -17,7 +17,8 @@ use clap::Parser;
 use moria_http::{Router, Server};
 use moria_orm::rusqlite::{self, params};
 use moria_orm::{
-    model, now_millis, Batch, Conn, CreateTime, Db, Dispatch, ModTime, Mode, Order, Query, Rest,
+    model, now_millis, Batch, Conn, CreateTime, Db, Dispatch, ModTime, Mode, Model, Order, Query,
+    Rest,
 };
 use moria_runtime::Runtime;
 
@@ -69,6 +70,17 @@ struct Args {
     /// Only compare `Db` dispatches on by-one reads from fibers (1 and 8 concurrent fibers).
     #[arg(long)]
     dispatch: bool,
+    /// Only the PostgreSQL comparison: moria-orm over Unix socket and TCP beside tokio-postgres,
+    /// and the concurrent by-one column (64 fibers) on both backends. Starts a throwaway server
+    /// unless `--pg-url` names one.
+    #[arg(long)]
+    pg: bool,
+    /// PostgreSQL server for `--pg` (its `Sample` table is dropped and recreated).
+    #[arg(long)]
+    pg_url: Option<String>,
+    /// Pool size of the PostgreSQL `Db` (and connections of the tokio-postgres peer).
+    #[arg(long, default_value_t = 8)]
+    pg_pool: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -260,7 +272,7 @@ fn raw_row(stmt: &mut rusqlite::CachedStatement<'_>, i: usize) -> rusqlite::Resu
 /// Raw rusqlite: one cached single-row INSERT per row, autocommit (Direct) or in one
 /// transaction (every other column: raw rusqlite has no batch).
 fn raw_insert(c: &Conn, ins: Insert, rows: usize) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     if ins == Insert::Direct {
         for i in 0..rows {
@@ -280,7 +292,7 @@ fn raw_insert(c: &Conn, ins: Insert, rows: usize) -> Duration {
 }
 
 fn raw_by_one(c: &Conn, ids: &[i64], start: i64) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     for (i, id) in ids.iter().enumerate() {
         let mut stmt = db.prepare_cached(RAW_SELECT).expect("prepare");
@@ -303,7 +315,7 @@ fn raw_by_one(c: &Conn, ids: &[i64], start: i64) -> Duration {
 }
 
 fn raw_all(c: &Conn, ids: &[i64], start: i64) -> Duration {
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let t = Instant::now();
     let mut stmt = db
         .prepare_cached("SELECT id,first_name,last_name,amount,birth_date,last_change,created_at FROM Sample ORDER BY id")
@@ -751,7 +763,7 @@ fn db_insert(
 /// (1 = the cached single-row statement), ids bound explicitly or left to SQLite.
 fn shape_insert(rows: usize, per_stmt: usize, bind_ids: bool) -> Duration {
     let c = open(Path::new(""), Mode::Memory);
-    let db = c.sqlite();
+    let db = c.sqlite().expect("a SQLite connection");
     let cols = if bind_ids {
         "id,first_name,last_name,amount,birth_date,last_change,created_at"
     } else {
@@ -981,6 +993,284 @@ fn baseline(args: &Args) {
     println!("{:<36}{:>13}", "loopback TCP, 100 bytes", median(tcp));
 }
 
+#[path = "../../peers/tokio_pg.rs"]
+mod tokio_pg;
+
+/// Fibers (and tokio tasks) of the concurrent by-one column.
+const CONCURRENT: usize = 64;
+
+/// PostgreSQL `Db` inserts; mirrors `db_insert`.
+fn pg_db_insert(db: &Db, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
+    let start = now_millis();
+    let t = Instant::now();
+    let ids: Vec<i64> = match kind {
+        Insert::Direct => (0..rows)
+            .map(|i| db.add(sample(i)).expect("add").id)
+            .collect(),
+        Insert::Trans => db
+            .transaction(move |c| (0..rows).map(|i| c.add(&mut sample(i))).collect())
+            .expect("trans"),
+        Insert::Batch | Insert::BatchTrans => {
+            let mut batch = Batch::with_capacity(rows);
+            (0..rows).for_each(|i| batch.add(sample(i)));
+            if kind == Insert::Batch {
+                db.batch_send(batch).expect("batch")
+            } else {
+                db.transaction(move |c| c.batch_send(&mut batch))
+                    .expect("batch")
+            }
+        }
+    };
+    let d = t.elapsed();
+    let one: Sample = db.get(ids[1]).expect("verify");
+    check(&one, 1, ids[1], start);
+    (d, ids)
+}
+
+fn pg_reset(admin: &str) {
+    let mut c = moria_orm::pg::Client::connect(admin).expect("admin connection");
+    c.batch_execute("DROP TABLE IF EXISTS \"Sample\"")
+        .expect("drop");
+}
+
+/// One transport: moria-orm `Db` rows and tokio-postgres rows (insert, read).
+fn pg_transport(
+    b: &Bench,
+    rt: &Runtime,
+    label: &str,
+    url: &str,
+    tokio_params: &str,
+) -> [(Line, Line); 2] {
+    let (rows, runs, pool) = (b.args.rows, b.args.runs, b.args.pg_pool);
+    let mut orm_ins = Vec::new();
+    let mut peer_ins = Vec::new();
+    let values: Vec<tokio_pg::RowValues> = (0..rows)
+        .map(|i| {
+            let s = sample(i);
+            (
+                s.first_name,
+                s.last_name,
+                s.amount,
+                s.birth_date,
+                now_millis(),
+            )
+        })
+        .collect();
+    let per_stmt = moria_orm::DEFAULT_PG_BATCH_PARAMS / Sample::FIELDS.len();
+    let mut last_ids = Vec::new();
+    for kind in [
+        Insert::Direct,
+        Insert::Batch,
+        Insert::Trans,
+        Insert::BatchTrans,
+    ] {
+        let (mut o, mut p) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            pg_reset(url);
+            let u = url.to_owned();
+            let (d, ids) = rt
+                .run(move || {
+                    let db = Db::builder(&u).pool_size(pool).open().expect("open");
+                    db.ensure_schema::<Sample>().expect("schema");
+                    pg_db_insert(&db, kind, rows)
+                })
+                .expect("fiber");
+            assert_eq!(ids.len(), rows);
+            o.push(rate(rows, d));
+            last_ids = ids;
+            pg_reset(url);
+            let u = url.to_owned();
+            rt.run(move || {
+                let db = Db::open(&u).expect("open");
+                db.ensure_schema::<Sample>().expect("schema");
+            })
+            .expect("fiber");
+            let d = tokio_pg::runtime().block_on(async {
+                let c = tokio_pg::connect(tokio_params).await;
+                let batch = matches!(kind, Insert::Batch | Insert::BatchTrans);
+                let trans = matches!(kind, Insert::Trans | Insert::BatchTrans);
+                let (d, ids) = tokio_pg::insert(&c, &values, batch, trans, per_stmt).await;
+                assert_eq!(ids.len(), rows);
+                d
+            });
+            p.push(rate(rows, d));
+        }
+        orm_ins.push(median(o));
+        peer_ins.push(median(p));
+    }
+    // Reads on the table the last tokio-postgres run left (same rows for both).
+    let ids: Vec<i64> = tokio_pg::runtime().block_on(async {
+        let c = tokio_pg::connect(tokio_params).await;
+        c.query("SELECT \"id\" FROM \"Sample\" ORDER BY \"id\"", &[])
+            .await
+            .expect("ids")
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    });
+    drop(last_ids);
+    let ids = Arc::new(ids);
+    let (mut o1, mut oa, mut oc, mut p1, mut pa, mut pc) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    for _ in 0..runs {
+        let (u, ids2) = (url.to_owned(), Arc::clone(&ids));
+        let db = rt
+            .run(move || Db::builder(&u).pool_size(pool).open().expect("open"))
+            .expect("fiber");
+        let (db2, n) = (db.clone(), ids2.len());
+        let (one, all) = rt
+            .run(move || {
+                let t = Instant::now();
+                for id in ids2.iter() {
+                    let s: Sample = db2.get(*id).expect("get");
+                    assert_eq!(s.id, *id);
+                }
+                let one = t.elapsed();
+                let t = Instant::now();
+                let all: Vec<Sample> = db2.list(Query::new()).expect("all");
+                assert_eq!(all.len(), n);
+                (one, t.elapsed())
+            })
+            .expect("fiber");
+        o1.push(rate(n, one));
+        oa.push(rate(n, all));
+        oc.push(dispatch_by_one(rt, &db, &ids, CONCURRENT));
+        let (one, all, conc) = tokio_pg::runtime().block_on(async {
+            let c = tokio_pg::connect(tokio_params).await;
+            let one = tokio_pg::by_one(&c, &ids).await;
+            let all = tokio_pg::all(&c, ids.len()).await;
+            let mut clients = Vec::new();
+            for _ in 0..pool {
+                clients.push(tokio_pg::connect(tokio_params).await);
+            }
+            let conc = tokio_pg::by_one_concurrent(&clients, &ids, CONCURRENT).await;
+            (one, all, conc)
+        });
+        p1.push(rate(ids.len(), one));
+        pa.push(rate(ids.len(), all));
+        pc.push(rate(ids.len() * CONCURRENT, conc));
+    }
+    [
+        (
+            Line {
+                label: format!("PostgreSQL {label} (Db, pool {pool})"),
+                cols: orm_ins,
+            },
+            Line {
+                label: format!("PostgreSQL {label} (Db, pool {pool})"),
+                cols: vec![median(o1), median(oa), median(oc)],
+            },
+        ),
+        (
+            Line {
+                label: format!("tokio-postgres {label}"),
+                cols: peer_ins,
+            },
+            Line {
+                label: format!("tokio-postgres {label} ({pool} conns)"),
+                cols: vec![median(p1), median(pa), median(pc)],
+            },
+        ),
+    ]
+}
+
+/// SQLite file (off) read rows with the concurrent column: `Db` per dispatch and raw rusqlite.
+fn sqlite_concurrent_rows(b: &mut Bench, rt: &Runtime, reads: &mut Vec<Line>) {
+    let rows = b.args.rows;
+    let path = b.fresh(Mode::Off);
+    let c = open(&path, Mode::Off);
+    let mut ids = Vec::new();
+    orm_insert(&c, Insert::BatchTrans, rows, &mut ids);
+    let start = now_millis() - 60_000;
+    let raw1 = median(
+        (0..b.args.runs)
+            .map(|_| rate(rows, raw_by_one(&c, &ids, start)))
+            .collect(),
+    );
+    let rawa = median(
+        (0..b.args.runs)
+            .map(|_| rate(rows, raw_all(&c, &ids, start)))
+            .collect(),
+    );
+    reads.push(Line {
+        label: "SQLite file off (raw rusqlite)".into(),
+        cols: vec![raw1, rawa, 0],
+    });
+    drop(c);
+    let ids = Arc::new(ids);
+    for how in [Dispatch::Thread, Dispatch::Offload] {
+        let db = open_db(&path, Mode::Off, how);
+        let one = median(
+            (0..b.args.runs)
+                .map(|_| dispatch_by_one(rt, &db, &ids, 1))
+                .collect(),
+        );
+        let conc = median(
+            (0..b.args.runs)
+                .map(|_| dispatch_by_one(rt, &db, &ids, CONCURRENT))
+                .collect(),
+        );
+        reads.push(Line {
+            label: format!("SQLite file off (Db {how:?})"),
+            cols: vec![one, 0, conc],
+        });
+    }
+}
+
+fn pg_compare(b: &mut Bench, rt: &Runtime) {
+    let server;
+    let transports: Vec<(String, String, String)> = match &b.args.pg_url {
+        Some(url) => vec![("given".into(), url.clone(), url.clone())],
+        None => {
+            server = moria_orm::pg::TestServer::start().unwrap_or_else(|e| panic!("{e}"));
+            let kv = |host: &str| {
+                format!(
+                    "host={host} port={} user=moria password={} dbname=postgres sslmode=disable",
+                    server.port(),
+                    server.password()
+                )
+            };
+            vec![
+                (
+                    "unix".into(),
+                    server.unix_url(),
+                    kv(&server.socket_dir().display().to_string()),
+                ),
+                ("tcp".into(), server.url(), kv("127.0.0.1")),
+            ]
+        }
+    };
+    println!(
+        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks on a pool of {}",
+        b.args.rows, b.args.runs, b.args.pg_pool
+    );
+    let mut ins = Vec::new();
+    let mut reads = Vec::new();
+    for (label, url, kv) in &transports {
+        for (i, r) in pg_transport(b, rt, label, url, kv) {
+            ins.push(i);
+            reads.push(r);
+        }
+    }
+    sqlite_concurrent_rows(b, rt, &mut reads);
+    print_table(
+        "Insertion speed (rows/second)",
+        &["Direct", "Batch", "Trans", "Batch Trans"],
+        &ins,
+    );
+    print_table(
+        "Read speed (rows/second)",
+        &["By one", "All", "By one ×64"],
+        &reads,
+    );
+}
+
 fn main() {
     let args = Args::parse();
     if args.baseline {
@@ -1005,6 +1295,11 @@ fn main() {
     };
     if only_dispatch {
         dispatch_compare(&mut b, &rt);
+        cleanup(&b);
+        return;
+    }
+    if b.args.pg {
+        pg_compare(&mut b, &rt);
         cleanup(&b);
         return;
     }

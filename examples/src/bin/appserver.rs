@@ -10,6 +10,9 @@
 //! curl -s localhost:8080/api/Task/1        # {"errorCode":404,...}
 //! ```
 //!
+//! `--db postgres://user:pass@host:5432/db` runs the same application on PostgreSQL (tables are
+//! created on start; `--pool-size` connections shared by every request).
+//!
 //! Flags have `MORIA_*` environment twins. With `--user`/`--password` every request needs HTTP
 //! Basic credentials (`curl -u user:password`); with `--jwt-secret` a Bearer HS256 token instead.
 
@@ -54,9 +57,13 @@ struct Args {
     /// Address to listen on.
     #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:8080")]
     listen: String,
-    /// Database file (ignored with --mode memory).
+    /// Database: a SQLite file (ignored with --mode memory) or a `postgres://user:pass@host/db`
+    /// URL.
     #[arg(long, env = "MORIA_DB", default_value = "appserver.db")]
     db: String,
+    /// PostgreSQL connections in the pool (with `--db postgres://…`).
+    #[arg(long, env = "MORIA_DB_POOL", default_value_t = 16)]
+    pool_size: usize,
     /// SQLite durability: full, off, exclusive or memory.
     #[arg(long, env = "MORIA_DB_MODE", value_enum, default_value = "full")]
     mode: ModeArg,
@@ -86,11 +93,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ModeArg::Exclusive => Mode::OffExclusive,
         ModeArg::Memory => Mode::Memory,
     };
-    let db = Db::builder(&args.db)
-        .mode(mode)
-        .wal(args.readers > 0)
-        .readers(args.readers)
-        .open()?;
+    let db = if moria_orm::is_postgres_url(&args.db) {
+        // PostgreSQL: the SQLite flags (mode, readers) do not apply; the pool does.
+        Db::builder(&args.db).pool_size(args.pool_size).open()?
+    } else {
+        Db::builder(&args.db)
+            .mode(mode)
+            .wal(args.readers > 0)
+            .readers(args.readers)
+            .open()?
+    };
+    log::info!("database: {:?}", db.backend());
     db.ensure_schema::<Task>()?;
     db.ensure_schema::<Tag>()?;
 

@@ -8,11 +8,15 @@
 //! - [`Dispatch::Inline`]: memory databases only (no disk I/O to wait for): the call runs on the
 //!   calling fiber under a fiber-aware mutex.
 //!
+//! - PostgreSQL (not a [`Dispatch`] choice): the call runs on the calling fiber with a pooled
+//!   connection; the client's waits park only that fiber.
+//!
 //! Every lane turns a panic inside the job into [`Error::Panicked`]; open transactions roll back
 //! as the panic unwinds through their guards.
 
 mod inline;
 mod offload;
+pub(crate) mod pg;
 mod thread;
 
 use std::any::Any;
@@ -43,6 +47,7 @@ pub(crate) enum Lane {
     Inline(Box<inline::InlineLane>),
     Offload(offload::OffloadLane),
     Thread(thread::ThreadLane),
+    Pg(pg::PgLane),
 }
 
 impl Lane {
@@ -65,6 +70,7 @@ impl Lane {
             Lane::Inline(l) => l.call(f),
             Lane::Offload(l) => l.call(f),
             Lane::Thread(l) => l.call(f),
+            Lane::Pg(l) => l.call(f),
         }
     }
 }

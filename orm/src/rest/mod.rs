@@ -12,7 +12,8 @@
 //!
 //! Errors are mORMot's `{"errorCode":N,"errorText":"…"}`: 400 malformed input (bad JSON,
 //! unknown field, wrong type, bad parameter), 401 failed auth (with `WWW-Authenticate`), 404 no
-//! such table or row, 405 method, 409 unique violation, 413 body over the limit, 500 otherwise.
+//! such table or row, 405 method, 409 unique violation, 413 body over the limit, 503 no pooled PostgreSQL connection free in
+//! time, 504 statement timed out, 500 otherwise.
 
 mod auth;
 mod http;
@@ -85,6 +86,8 @@ impl RestResponse {
 pub fn status_of(e: &Error) -> u16 {
     match e {
         Error::NotFound { .. } | Error::NoSuchTable(_) => 404,
+        Error::Postgres(crate::pg::Error::PoolTimeout(_)) => 503,
+        Error::Postgres(crate::pg::Error::Timeout(_)) => 504,
         Error::Conflict { .. } => 409,
         Error::TooLarge { .. } => 413,
         Error::Json(_)

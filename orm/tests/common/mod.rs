@@ -104,3 +104,62 @@ pub fn http(
     let status = head[9..12].parse().unwrap();
     (status, head, raw[split + 4..].to_vec())
 }
+
+/// The engine a test body runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs each named `fn(Kind)` as two tests, `name::sqlite` and `name::postgres`: one test
+/// body, two backends.
+#[macro_export]
+macro_rules! both {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn sqlite() {
+                super::$name($crate::common::Kind::Sqlite)
+            }
+            #[test]
+            fn postgres() {
+                super::$name($crate::common::Kind::Postgres)
+            }
+        }
+    )*};
+}
+
+/// A URL for the shared test PostgreSQL whose `search_path` is a fresh, empty schema: each
+/// test gets its own tables.
+pub fn pg_url() -> String {
+    use moria_orm::pg::{Client, TestServer};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let srv = TestServer::shared();
+    let schema = format!(
+        "t{}_{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    let mut admin = Client::connect(&srv.url()).unwrap();
+    admin
+        .batch_execute(&format!("CREATE SCHEMA {schema}"))
+        .unwrap();
+    format!("{}&options=-c%20search_path%3D{schema}", srv.url())
+}
+
+/// A fresh connection: SQLite in memory, or PostgreSQL in a fresh schema.
+pub fn conn(kind: Kind) -> moria_orm::Conn {
+    match kind {
+        Kind::Sqlite => moria_orm::Conn::open(":memory:", moria_orm::Mode::Memory).unwrap(),
+        Kind::Postgres => moria_orm::Conn::connect(&pg_url()).unwrap(),
+    }
+}
+
+/// A fresh database: SQLite in memory, or PostgreSQL in a fresh schema.
+pub fn db(kind: Kind) -> moria_orm::Db {
+    match kind {
+        Kind::Sqlite => moria_orm::Db::open(":memory:").unwrap(),
+        Kind::Postgres => moria_orm::Db::open(pg_url()).unwrap(),
+    }
+}

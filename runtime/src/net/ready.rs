@@ -73,3 +73,18 @@ fn poll(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<
     }
     Ok(())
 }
+
+/// Whether `fd` has data (or end of stream, or an error) to read right now; never waits.
+pub(crate) fn readable_now(fd: RawFd) -> io::Result<bool> {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: `pfd` is one valid pollfd and the count passed is 1; timeout 0 never blocks.
+    let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(rc > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
+}

@@ -1,0 +1,28 @@
+//! The PostgreSQL lane: the call runs on the calling fiber with a connection from the pool
+//! (the client's waits park only that fiber, so no thread is needed).
+
+use super::run_caught;
+use crate::conn::{Conn, PgHandle};
+use crate::error::Result;
+use crate::pg;
+
+/// A pool of PostgreSQL connections.
+pub(crate) struct PgLane {
+    pub(crate) pool: pg::Pool,
+    batch_params: usize,
+}
+
+impl PgLane {
+    /// A lane over `pool`; checks out one connection now so that a bad URL, password or
+    /// database fails here.
+    pub(crate) fn open(pool: pg::Pool, batch_params: usize) -> Result<Self> {
+        drop(pool.acquire()?);
+        Ok(PgLane { pool, batch_params })
+    }
+
+    pub(crate) fn call<R>(&self, f: impl FnOnce(&Conn) -> Result<R>) -> Result<R> {
+        let client = self.pool.acquire()?;
+        let conn = Conn::from_pg(PgHandle::Pooled(client), self.batch_params);
+        run_caught(&conn, f)
+    }
+}

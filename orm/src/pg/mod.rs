@@ -1,0 +1,51 @@
+//! A PostgreSQL client for fibers: blocking-style code over moria-runtime sockets, the wire
+//! protocol through `postgres-protocol` (message codec, SCRAM) and values through
+//! `postgres-types`. No async runtime anywhere.
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | `config` | [`Config`]: URL / `key=value` / `PG*` environment, [`SslMode`], [`Host`] |
+//! | `socket` | TCP, Unix socket or TLS (moria-crypto) transport; cancel requests |
+//! | `client` | [`Client`]: startup and auth, simple and extended queries, statement cache, [`Transaction`], COPY, timeouts |
+//! | `pipeline` | [`Pipeline`]: N statements in one round trip |
+//! | `pool` | [`Pool`], [`PooledClient`], [`PoolOptions`] |
+//! | `row` | [`Row`] (`row.get::<i64>("id")`), [`Column`], [`Statement`], [`SimpleRow`] |
+//! | `error` | [`Error`] with a SQLSTATE on every variant, [`DbError`] |
+//! | `testing` | [`TestServer`]: a throwaway PostgreSQL for tests and benches |
+//!
+//! ```no_run
+//! use moria_orm::pg::Client;
+//! let mut c = Client::connect("postgres://app:secret@localhost/shop")?;
+//! c.batch_execute("CREATE TABLE IF NOT EXISTS t(id bigint PRIMARY KEY, name text)")?;
+//! c.execute("INSERT INTO t VALUES ($1, $2)", &[&1i64, &"one"])?;
+//! let row = c.query_one("SELECT id, name FROM t WHERE id = $1", &[&1i64])?;
+//! let name: String = row.get("name")?;
+//! # Ok::<(), moria_orm::pg::Error>(())
+//! ```
+
+mod client;
+mod config;
+mod error;
+mod pipeline;
+mod pool;
+mod row;
+mod socket;
+mod testing;
+
+pub use client::{
+    CancelToken, Client, Params, Transaction, TxStatus, CANCEL_GRACE, MAX_PARAMS, MAX_STATEMENT_LEN,
+};
+pub use config::{
+    Config, Host, SslMode, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PORT, DEFAULT_STATEMENT_CACHE,
+};
+pub use error::{DbError, Error, Result, QUERY_CANCELED, UNIQUE_VIOLATION};
+pub use pipeline::Pipeline;
+pub use pool::{
+    Pool, PoolOptions, PooledClient, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_CHECK_AFTER_IDLE,
+    DEFAULT_MAX_LIFETIME, DEFAULT_POOL_SIZE, MAX_POOL_SIZE,
+};
+pub use row::{Column, Row, RowIndex, SimpleRow, Statement};
+pub use testing::TestServer;
+
+/// The postgres-types crate: [`ToSql`](postgres_types::ToSql), [`FromSql`](postgres_types::FromSql), [`Type`](postgres_types::Type).
+pub use postgres_types as types;
