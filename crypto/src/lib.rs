@@ -14,7 +14,7 @@
 //! | `ct` | [`constant_time_eq`] |
 //! | `hash_io` | [`HashReader`], [`HashWriter`]: hash what passes through a stream |
 //! | `cipher_io` | [`CtrWriter`], [`SealWriter`], [`OpenWriter`]: streaming encryption as `Write` |
-//! | [`jwt`] | [`jwt::JwtKey`] (HS256, ES256) sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
+//! | [`jwt`] | [`jwt::JwtKey`] (HS256 and every [`keys::SignAlg`], one pinned per key), [`jwt::Jwks`] (keys by `kid`): sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
 //! | [`keys`] | [`keys::PrivateKey`], [`keys::PublicKey`]: `rsa-2048/3072/4096`, `ecdsa-p256/p384`, `ed25519`, `x25519`; PEM/DER/PKCS#8; [`keys::SignAlg`] `RS*`/`PS*`/`ES*`/`EdDSA`; RSA-OAEP; ECDH + HKDF |
 //! | [`encoding`] | hex and base64url |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |

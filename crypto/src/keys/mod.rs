@@ -13,6 +13,7 @@
 //! ```
 
 mod agree;
+pub(crate) mod ecdsa_sig;
 mod kind;
 mod oaep;
 mod private;
