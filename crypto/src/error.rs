@@ -120,6 +120,16 @@ pub enum Error {
     /// A ciphertext that does not decrypt under the key (altered, or for another key).
     #[error("decryption failed")]
     DecryptFailed,
+    /// A certificate that a PKI store refused, with the reason OpenSSL's chain validation gave.
+    #[error("certificate refused ({reason:?} at depth {depth}): {detail}")]
+    CertificateRefused {
+        /// The reason, by kind.
+        reason: crate::pki::Rejection,
+        /// OpenSSL's words for it.
+        detail: String,
+        /// Position in the chain of the certificate at fault (0 = the one verified).
+        depth: u32,
+    },
     /// Any other OpenSSL failure.
     #[error("OpenSSL: {0}")]
     OpenSsl(#[from] openssl::error::ErrorStack),

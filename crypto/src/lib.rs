@@ -17,6 +17,7 @@
 //! | [`jwt`] | [`jwt::JwtKey`] (HS256 and every [`keys::SignAlg`], one pinned per key), [`jwt::Jwks`] (keys by `kid`): sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
 //! | [`keys`] | [`keys::PrivateKey`], [`keys::PublicKey`]: `rsa-2048/3072/4096`, `ecdsa-p256/p384`, `ed25519`, `x25519`; PEM/DER/PKCS#8; [`keys::SignAlg`] `RS*`/`PS*`/`ES*`/`EdDSA`; RSA-OAEP; ECDH + HKDF |
 //! | [`x509`] | [`x509::Certificate`], [`x509::CertBuilder`] (CA, TLS server/client, code signing), [`x509::Csr`], [`x509::CrlBuilder`]/[`x509::Crl`] |
+//! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
 //! | [`encoding`] | hex and base64url |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |
 //! | `error` | [`Error`], [`Result`] |
@@ -73,6 +74,7 @@ mod hmac;
 pub mod jwt;
 mod kdf;
 pub mod keys;
+pub mod pki;
 mod random;
 pub mod tls;
 pub mod x509;
