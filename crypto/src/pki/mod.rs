@@ -208,6 +208,12 @@ impl Pki {
         self.inner.cache.len()
     }
 
+    /// A fresh OpenSSL store holding the roots, intermediates and CRLs, verifying TLS
+    /// clients (for a TLS acceptor's client authentication).
+    pub(crate) fn tls_client_store(&self) -> Result<X509Store> {
+        self.inner.material.store(Purpose::TlsClient, true)
+    }
+
     /// Runs OpenSSL's validation; on success, until when the result may be cached.
     fn check(&self, cert: &Certificate, purpose: Purpose) -> Result<SystemTime> {
         let index = Purpose::ALL.iter().position(|&p| p == purpose).unwrap_or(0);

@@ -16,6 +16,8 @@ use openssl::x509::extension::{
 use openssl::x509::{X509Builder, X509NameBuilder, X509};
 
 use crate::error::{Error, Result};
+use crate::keys::PrivateKey;
+use crate::x509::Certificate;
 
 /// Validity of a [`Identity::self_signed`] certificate, in days.
 pub const SELF_SIGNED_DAYS: u32 = 365;
@@ -29,6 +31,22 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// From a certificate (made or read with [`crate::x509`]), the intermediates that chain
+    /// it to a root (in order, without the root) and the certificate's private key.
+    pub fn new(cert: &Certificate, chain: &[Certificate], key: &PrivateKey) -> Result<Self> {
+        if !cert.x509.public_key()?.public_eq(&key.pkey) {
+            return Err(invalid(
+                "private key",
+                "the key does not match the certificate".into(),
+            ));
+        }
+        Ok(Identity {
+            leaf: cert.x509.clone(),
+            chain: chain.iter().map(|c| c.x509.clone()).collect(),
+            key: key.pkey.clone(),
+        })
+    }
+
     /// From a PEM certificate chain (leaf first, then intermediates) and a PEM private key.
     pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self> {
         let mut certs = X509::stack_from_pem(chain_pem)
