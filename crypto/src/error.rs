@@ -130,6 +130,9 @@ pub enum Error {
         /// Position in the chain of the certificate at fault (0 = the one verified).
         depth: u32,
     },
+    /// A failure reported by a PKCS#11 module (HSM), or a token object that is missing.
+    #[error("PKCS#11: {0}")]
+    Hsm(String),
     /// Any other OpenSSL failure.
     #[error("OpenSSL: {0}")]
     OpenSsl(#[from] openssl::error::ErrorStack),

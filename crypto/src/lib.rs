@@ -18,6 +18,7 @@
 //! | [`keys`] | [`keys::PrivateKey`], [`keys::PublicKey`]: `rsa-2048/3072/4096`, `ecdsa-p256/p384`, `ed25519`, `x25519`; PEM/DER/PKCS#8; [`keys::SignAlg`] `RS*`/`PS*`/`ES*`/`EdDSA`; RSA-OAEP; ECDH + HKDF |
 //! | [`x509`] | [`x509::Certificate`], [`x509::CertBuilder`] (CA, TLS server/client, code signing), [`x509::Csr`], [`x509::CrlBuilder`]/[`x509::Crl`] |
 //! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
+//! | [`hsm`] | [`hsm::Hsm`], [`hsm::HsmKey`]: PKCS#11 tokens (by module, slot, PIN); keys that sign on the token, for JWTs and CSRs too |
 //! | [`encoding`] | hex and base64url |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |
 //! | `error` | [`Error`], [`Result`] |
@@ -71,6 +72,7 @@ mod error;
 mod hash;
 mod hash_io;
 mod hmac;
+pub mod hsm;
 pub mod jwt;
 mod kdf;
 pub mod keys;

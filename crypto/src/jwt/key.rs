@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::hash::HashAlg;
 use crate::hmac::Hmac;
 use crate::keys::ecdsa_sig::{der_to_raw, raw_to_der};
-use crate::keys::{PrivateKey, PublicKey, SignAlg};
+use crate::keys::{PrivateKey, PublicKey, SignAlg, Signer};
 
 /// Smallest HS256 secret accepted: RFC 7518 §3.2 asks for at least the hash size.
 pub const MIN_HS256_SECRET_LEN: usize = 32;
@@ -175,18 +175,21 @@ impl JwsSigner for JwtKey {
                 mac.update(input)?;
                 Ok(mac.finish()?.to_vec())
             }
-            Material::Private(alg, key) => {
-                let signature = key.sign(*alg, input)?;
-                match ecdsa_coord_len(*alg) {
-                    Some(len) => der_to_raw(&signature, len),
-                    None => Ok(signature),
-                }
-            }
+            Material::Private(alg, key) => jws_signature(key, *alg, input),
             Material::Public(alg, _) => Err(Error::InvalidInput {
                 what: "key",
                 reason: format!("a {alg} public key cannot sign"),
             }),
         }
+    }
+}
+
+/// The JWS signature of `input` by `signer` with `alg` (ECDSA converted to `r || s`).
+pub(crate) fn jws_signature(signer: &dyn Signer, alg: SignAlg, input: &[u8]) -> Result<Vec<u8>> {
+    let signature = signer.sign(alg, input)?;
+    match ecdsa_coord_len(alg) {
+        Some(len) => der_to_raw(&signature, len),
+        None => Ok(signature),
     }
 }
 

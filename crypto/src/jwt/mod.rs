@@ -17,10 +17,12 @@
 mod jwk;
 mod jwks;
 mod key;
+mod signer_key;
 mod validation;
 
 pub use jwks::Jwks;
 pub use key::{JwtAlg, JwtKey, MIN_HS256_SECRET_LEN};
+pub use signer_key::SignerKey;
 pub use validation::Validation;
 
 use serde_json::{Map, Value};

@@ -19,12 +19,14 @@ mod oaep;
 mod private;
 mod public;
 mod sign;
+mod signer;
 
 pub use kind::{KeyKind, MAX_RSA_BITS, MIN_RSA_BITS};
 pub use oaep::RSA_OAEP;
 pub use private::PrivateKey;
 pub use public::PublicKey;
 pub use sign::SignAlg;
+pub use signer::Signer;
 
 use crate::error::Error;
 

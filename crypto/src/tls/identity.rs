@@ -1,7 +1,6 @@
 //! A server's identity: certificate chain plus private key, from PEM or self-signed.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::Path;
 
 use openssl::asn1::Asn1Time;
@@ -11,7 +10,7 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private};
 use openssl::x509::extension::{
-    BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName, SubjectKeyIdentifier,
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectKeyIdentifier,
 };
 use openssl::x509::{X509Builder, X509NameBuilder, X509};
 
@@ -106,15 +105,7 @@ impl Identity {
         builder.set_not_before(Asn1Time::days_from_now(0)?.as_ref())?;
         builder.set_not_after(Asn1Time::days_from_now(SELF_SIGNED_DAYS)?.as_ref())?;
 
-        let mut san = SubjectAlternativeName::new();
-        for host in hosts {
-            if host.parse::<IpAddr>().is_ok() {
-                san.ip(host);
-            } else {
-                san.dns(host);
-            }
-        }
-        let san = san.build(&builder.x509v3_context(None, None))?;
+        let san = crate::x509::name::alt_names(hosts).build(&builder.x509v3_context(None, None))?;
         builder.append_extension(san)?;
         builder.append_extension(BasicConstraints::new().critical().build()?)?;
         builder.append_extension(

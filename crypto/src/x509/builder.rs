@@ -1,14 +1,12 @@
 //! [`CertBuilder`]: self-signed and CA-signed certificates with safe defaults.
 
-use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
 use openssl::bn::{BigNum, MsbOption};
 use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::x509::extension::{
-    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName,
-    SubjectKeyIdentifier,
+    AuthorityKeyIdentifier, BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectKeyIdentifier,
 };
 use openssl::x509::X509Builder;
 
@@ -206,15 +204,7 @@ impl CertBuilder {
         }
         let issuer = issuer.map(|i| &*i.x509);
         if !hosts.is_empty() {
-            let mut san = SubjectAlternativeName::new();
-            for host in &hosts {
-                if host.parse::<IpAddr>().is_ok() {
-                    san.ip(host);
-                } else {
-                    san.dns(host);
-                }
-            }
-            let ext = san.build(&b.x509v3_context(issuer, None))?;
+            let ext = name::alt_names(&hosts).build(&b.x509v3_context(issuer, None))?;
             b.append_extension(ext)?;
         }
         let ski = SubjectKeyIdentifier::new().build(&b.x509v3_context(None, None))?;

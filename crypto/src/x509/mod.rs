@@ -23,7 +23,8 @@ mod builder;
 mod cert;
 mod crl;
 mod csr;
-mod name;
+mod der;
+pub(crate) mod name;
 mod time;
 
 pub use builder::{CertBuilder, Usage, CLOCK_SKEW, DEFAULT_VALIDITY};

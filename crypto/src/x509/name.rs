@@ -1,6 +1,9 @@
 //! Distinguished names as a list of (attribute, value) pairs and as one readable line.
 
+use std::net::IpAddr;
+
 use openssl::nid::Nid;
+use openssl::x509::extension::SubjectAlternativeName;
 use openssl::x509::{X509Name, X509NameRef};
 
 use crate::error::Result;
@@ -38,4 +41,19 @@ pub(crate) fn build(entries: &[(Nid, String)]) -> Result<X509Name> {
         name.append_entry_by_nid(*nid, value)?;
     }
     Ok(name.build())
+}
+
+/// Subject alternative names: each host is an IP address if it parses as one, else a DNS
+/// name.
+pub(crate) fn alt_names<S: AsRef<str>>(hosts: &[S]) -> SubjectAlternativeName {
+    let mut san = SubjectAlternativeName::new();
+    for host in hosts {
+        let host = host.as_ref();
+        if host.parse::<IpAddr>().is_ok() {
+            san.ip(host);
+        } else {
+            san.dns(host);
+        }
+    }
+    san
 }
