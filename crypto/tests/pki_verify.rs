@@ -2,46 +2,20 @@
 //! (and is cached), and an expired, a not-yet-valid, a revoked, a wrong-purpose and an
 //! untrusted certificate are each refused with their own reason.
 
+mod ca;
+
 use std::fs;
 use std::time::{Duration, SystemTime};
 
-use moria_crypto::keys::PrivateKey;
+use ca::Ca;
 use moria_crypto::pki::{CrlCheck, Pki, Purpose, Rejection};
 use moria_crypto::x509::{CertBuilder, Certificate, CrlBuilder, Usage};
 use moria_crypto::Error;
 
 const DAY: Duration = Duration::from_secs(86_400);
 
-struct Ca {
-    cert: Certificate,
-    key: PrivateKey,
-}
-
-fn new_root(name: &str) -> Ca {
-    let key = PrivateKey::generate("ecdsa-p256").unwrap();
-    let cert = CertBuilder::new(name)
-        .usage(Usage::Ca { path_len: None })
-        .self_signed(&key)
-        .unwrap();
-    Ca { cert, key }
-}
-
-fn intermediate(root: &Ca) -> Ca {
-    let key = PrivateKey::generate("ecdsa-p256").unwrap();
-    let cert = CertBuilder::new("Issuing CA")
-        .usage(Usage::Ca { path_len: Some(0) })
-        .public_key(key.public_key().unwrap())
-        .issue(&root.cert, &root.key)
-        .unwrap();
-    Ca { cert, key }
-}
-
 fn leaf(ca: &Ca, builder: CertBuilder) -> Certificate {
-    let key = PrivateKey::generate("ecdsa-p256").unwrap();
-    builder
-        .public_key(key.public_key().unwrap())
-        .issue(&ca.cert, &ca.key)
-        .unwrap()
+    ca.issue(builder).0
 }
 
 fn reason(result: moria_crypto::Result<()>) -> Rejection {
@@ -56,8 +30,8 @@ fn reason(result: moria_crypto::Result<()>) -> Rejection {
 
 #[test]
 fn each_failure_has_its_reason() {
-    let root = new_root("Root");
-    let inter = intermediate(&root);
+    let root = Ca::root("Root");
+    let inter = root.intermediate("Issuing CA", "ecdsa-p256");
     let now = SystemTime::now();
     let good = leaf(&inter, CertBuilder::new("good.test"));
     let expired = leaf(
@@ -120,7 +94,7 @@ fn each_failure_has_its_reason() {
     );
 
     let stranger = leaf(
-        &intermediate(&new_root("Other Root")),
+        &Ca::root("Other Root").intermediate("Other CA", "ecdsa-p256"),
         CertBuilder::new("x.test"),
     );
     assert_eq!(
@@ -140,8 +114,8 @@ fn each_failure_has_its_reason() {
 
 #[test]
 fn chains_need_their_intermediate_and_crls_their_issuers() {
-    let root = new_root("Root");
-    let inter = intermediate(&root);
+    let root = Ca::root("Root");
+    let inter = root.intermediate("Issuing CA", "ecdsa-p256");
     let good = leaf(&inter, CertBuilder::new("good.test"));
 
     let no_inter = Pki::builder().add_root(&root.cert).build().unwrap();

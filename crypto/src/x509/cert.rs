@@ -9,9 +9,9 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::x509::X509;
 
-use super::{name, time};
+use super::{invalid, name, time};
 use crate::encoding::hex;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::keys::PublicKey;
 
 /// An X.509 certificate. Cheap to clone (reference-counted by OpenSSL); equal when their
@@ -147,12 +147,5 @@ impl fmt::Debug for Certificate {
             .field("subject", &self.subject())
             .field("issuer", &self.issuer())
             .finish_non_exhaustive()
-    }
-}
-
-fn invalid(what: &'static str, e: openssl::error::ErrorStack) -> Error {
-    Error::InvalidInput {
-        what,
-        reason: e.to_string(),
     }
 }

@@ -10,7 +10,7 @@ use openssl::x509::{
 };
 
 use super::builder::digest_for;
-use super::{name, time, Certificate};
+use super::{invalid, name, time, Certificate};
 use crate::encoding::hex;
 use crate::error::{Error, Result};
 use crate::keys::PrivateKey;
@@ -220,12 +220,5 @@ impl fmt::Debug for Crl {
         f.debug_struct("Crl")
             .field("issuer", &self.issuer())
             .finish_non_exhaustive()
-    }
-}
-
-fn invalid(what: &'static str, e: openssl::error::ErrorStack) -> Error {
-    Error::InvalidInput {
-        what,
-        reason: e.to_string(),
     }
 }

@@ -7,7 +7,7 @@ use openssl::stack::Stack;
 use openssl::x509::{X509Req, X509ReqBuilder};
 
 use super::builder::digest_for;
-use super::{der, name};
+use super::{der, invalid, name};
 use crate::error::{Error, Result};
 use crate::keys::{KeyKind, PrivateKey, PublicKey, SignAlg, Signer};
 
@@ -132,11 +132,4 @@ fn request(
     }
     b.sign(&signing_key.pkey, digest_for(signing_key.kind())?)?;
     Ok(b.build())
-}
-
-fn invalid(what: &'static str, e: openssl::error::ErrorStack) -> Error {
-    Error::InvalidInput {
-        what,
-        reason: e.to_string(),
-    }
 }

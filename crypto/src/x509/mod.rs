@@ -31,3 +31,11 @@ pub use builder::{CertBuilder, Usage, CLOCK_SKEW, DEFAULT_VALIDITY};
 pub use cert::Certificate;
 pub use crl::{Crl, CrlBuilder, DEFAULT_CRL_VALIDITY};
 pub use csr::Csr;
+
+/// A parse failure of `what`, with OpenSSL's reason.
+fn invalid(what: &'static str, e: openssl::error::ErrorStack) -> crate::Error {
+    crate::Error::InvalidInput {
+        what,
+        reason: e.to_string(),
+    }
+}
