@@ -13,6 +13,7 @@
 //! ```
 
 mod agree;
+mod context;
 pub(crate) mod ecdsa_sig;
 mod kind;
 mod oaep;
@@ -21,6 +22,7 @@ mod public;
 mod sign;
 mod signer;
 
+pub use context::{SignContext, VerifyContext};
 pub use kind::{KeyKind, MAX_RSA_BITS, MIN_RSA_BITS};
 pub use oaep::RSA_OAEP;
 pub use private::PrivateKey;

@@ -4,14 +4,7 @@
 
 use std::fmt;
 
-use openssl::md_ctx::MdCtx;
-use openssl::pkey::{HasPublic, PKeyRef};
-use openssl::pkey_ctx::PkeyCtxRef;
-use openssl::rsa::Padding;
-use openssl::sign::RsaPssSaltlen;
-
 use super::kind::KeyKind;
-use super::{PrivateKey, PublicKey};
 use crate::catalogue::lookup;
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
@@ -112,17 +105,6 @@ impl SignAlg {
             })
         }
     }
-
-    /// Sets RSA-PSS padding on a signing or verifying context (nothing for other algorithms).
-    fn configure(self, pctx: &mut PkeyCtxRef<impl HasPublic>) -> Result<()> {
-        if let (SignAlg::Ps256 | SignAlg::Ps384 | SignAlg::Ps512, Some(hash)) = (self, self.hash())
-        {
-            pctx.set_rsa_padding(Padding::PKCS1_PSS)?;
-            pctx.set_rsa_pss_saltlen(RsaPssSaltlen::DIGEST_LENGTH)?;
-            pctx.set_rsa_mgf1_md(hash.md())?;
-        }
-        Ok(())
-    }
 }
 
 impl fmt::Display for SignAlg {
@@ -131,50 +113,10 @@ impl fmt::Display for SignAlg {
     }
 }
 
-impl PrivateKey {
-    /// The signature of `data` with `alg` (ECDSA: DER, as `openssl dgst -sign` writes it).
-    pub fn sign(&self, alg: SignAlg, data: &[u8]) -> Result<Vec<u8>> {
-        alg.check_key(self.kind())?;
-        let mut ctx = MdCtx::new()?;
-        let pctx = ctx.digest_sign_init(alg.hash().map(HashAlg::md), &self.pkey)?;
-        alg.configure(pctx)?;
-        let mut signature = Vec::new();
-        ctx.digest_sign_to_vec(data, &mut signature)?;
-        Ok(signature)
-    }
-}
-
-impl PublicKey {
-    /// `Ok` if `signature` is a valid `alg` signature of `data`, [`Error::BadSignature`] if
-    /// not, [`Error::WrongKey`] if this key does not fit `alg`.
-    pub fn verify(&self, alg: SignAlg, data: &[u8], signature: &[u8]) -> Result<()> {
-        verify_with(&self.pkey, self.kind(), alg, data, signature)
-    }
-}
-
-/// Verifies with any OpenSSL public key of type `kind`.
-fn verify_with<T: HasPublic>(
-    pkey: &PKeyRef<T>,
-    kind: KeyKind,
-    alg: SignAlg,
-    data: &[u8],
-    signature: &[u8],
-) -> Result<()> {
-    alg.check_key(kind)?;
-    let mut ctx = MdCtx::new()?;
-    let pctx = ctx.digest_verify_init(alg.hash().map(HashAlg::md), pkey)?;
-    alg.configure(pctx)?;
-    // A malformed signature makes OpenSSL report an error rather than `false`: both mean
-    // "does not verify", and the error queue is drained by the openssl crate.
-    match ctx.digest_verify(data, signature) {
-        Ok(true) => Ok(()),
-        Ok(false) | Err(_) => Err(Error::BadSignature),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::keys::PrivateKey;
 
     #[test]
     fn every_algorithm_signs_and_verifies_with_its_key() {
