@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use openssl::error::ErrorStack;
 use openssl::md_ctx::MdCtx;
 use openssl::pkey::{HasPublic, PKeyRef, Private};
 use openssl::pkey_ctx::{PkeyCtx, PkeyCtxRef};
@@ -38,15 +39,7 @@ impl PrivateKey {
     pub fn sign_context(&self, alg: SignAlg) -> Result<SignContext> {
         alg.check_key(self.kind())?;
         let engine = match alg.hash() {
-            Some(hash) => {
-                let mut ctx = PkeyCtx::new(&self.pkey)?;
-                ctx.sign_init()?;
-                configure(&mut ctx, alg, hash)?;
-                Engine::Hashed {
-                    ctx,
-                    hasher: Hasher::with_alg(hash)?,
-                }
-            }
+            Some(hash) => hashed(&self.pkey, alg, hash, |ctx| ctx.sign_init())?,
             None => {
                 let mut md = MdCtx::new()?;
                 md.digest_sign_init::<Private>(None, &self.pkey)?;
@@ -86,15 +79,7 @@ fn verifying_engine(
 ) -> Result<Engine<openssl::pkey::Public>> {
     alg.check_key(key.kind())?;
     Ok(match alg.hash() {
-        Some(hash) => {
-            let mut ctx = PkeyCtx::new(pkey)?;
-            ctx.verify_init()?;
-            configure(&mut ctx, alg, hash)?;
-            Engine::Hashed {
-                ctx,
-                hasher: Hasher::with_alg(hash)?,
-            }
-        }
+        Some(hash) => hashed(pkey, alg, hash, |ctx| ctx.verify_init())?,
         None => {
             let mut md = MdCtx::new()?;
             md.digest_verify_init(None, pkey)?;
@@ -143,6 +128,22 @@ impl VerifyContext {
     pub fn alg(&self) -> SignAlg {
         self.alg
     }
+}
+
+/// A context for `pkey` that `init` readies for signing or verifying `alg` digests.
+fn hashed<T: HasPublic>(
+    pkey: &PKeyRef<T>,
+    alg: SignAlg,
+    hash: HashAlg,
+    init: impl FnOnce(&mut PkeyCtxRef<T>) -> std::result::Result<(), ErrorStack>,
+) -> Result<Engine<T>> {
+    let mut ctx = PkeyCtx::new(pkey)?;
+    init(&mut ctx)?;
+    configure(&mut ctx, alg, hash)?;
+    Ok(Engine::Hashed {
+        ctx,
+        hasher: Hasher::with_alg(hash)?,
+    })
 }
 
 /// The digest to sign and, for RSA-PSS, the padding (salt = digest length, MGF1 with the
