@@ -50,7 +50,7 @@ pub use method::{Method, Version};
 pub use request::Request;
 pub use response::{respond_error, Body, Response};
 pub use router::Router;
-pub use server::{Server, ServerBuilder, ShutdownReport};
+pub use server::{Server, ServerBuilder, ServerStats, ShutdownReport};
 pub use static_files::{StaticFiles, StaticFilesBuilder};
 pub use stream::{respond_stream, Source, StreamInfo};
 pub use tls_info::TlsInfo;
