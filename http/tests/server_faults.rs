@@ -5,7 +5,6 @@
 
 mod common;
 
-
 use common::tls::{connect_tls, start_tls, Fixture};
 use common::*;
 use moria_http::{Body, HandlerResult, Request, Response, Server};

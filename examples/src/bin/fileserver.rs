@@ -75,6 +75,9 @@ struct Args {
     /// How long Ctrl-C waits for requests in flight.
     #[arg(long, env = "MORIA_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    /// Most connections served at once; more clients get 503 with Retry-After.
+    #[arg(long, env = "MORIA_MAX_CONNECTIONS", default_value_t = moria_http::limits::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -106,7 +109,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .listen(args.http.as_str())
         .listeners_per_address(workers)
         .shutdown_token(shutdown::global().clone())
-        .shutdown_grace(Duration::from_secs(args.grace_secs));
+        .shutdown_grace(Duration::from_secs(args.grace_secs))
+        .max_connections(args.max_connections);
     let mut certificate = "";
     if !args.no_https {
         let identity = match (&args.cert, &args.key) {

@@ -129,7 +129,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Most connections at once; accepting pauses at the cap (default
+    /// Most connections served at once; over the cap a client is answered 503 with
+    /// `Retry-After` and closed (default
     /// [`limits::DEFAULT_MAX_CONNECTIONS`]).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n;

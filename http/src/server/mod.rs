@@ -1,5 +1,5 @@
 //! The server: listeners (several addresses, optionally one SO_REUSEPORT listener per worker),
-//! one fiber per connection, a connection cap that pauses accepting, and graceful shutdown.
+//! one fiber per connection, a connection cap (503 beyond it), and graceful shutdown.
 //!
 //! - `builder.rs`: [`ServerBuilder`] (options, validation, binding, start).
 //! - `accept.rs`: the accept loop, the TLS handshake and the per-connection fiber.
