@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use moria_runtime::fiber::JoinHandle;
@@ -31,14 +31,16 @@ pub(crate) struct ConnState {
     pub(crate) idle: AtomicBool,
     phase: AtomicU8,
     /// `METHOD target` of the request being handled (for the log line if its fiber dies).
-    route: Mutex<String>,
+    /// A plain lock: held for a copy, never across a wait, and only ever contended by the
+    /// reclaimer after the connection's fiber is gone.
+    route: std::sync::Mutex<String>,
 }
 
 impl ConnState {
     /// A handler starts on `method target`; `fresh` when no earlier answer is still unsent.
     pub(crate) fn handling(&self, method: &[u8], target: &[u8], fresh: bool) {
         {
-            let mut route = self.route.lock();
+            let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
             route.clear();
             route.push_str(&String::from_utf8_lossy(method));
             route.push(' ');
@@ -66,7 +68,11 @@ impl ConnState {
     pub(crate) fn route(&self) -> String {
         match self.phase.load(Ordering::Acquire) {
             PHASE_BETWEEN => "-".to_string(),
-            _ => self.route.lock().clone(),
+            _ => self
+                .route
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
         }
     }
 }
