@@ -4,6 +4,7 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 
+use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
 use moria_streams::File;
 
 use crate::stream::Ranges;
@@ -180,10 +181,7 @@ impl Response {
             self.invalid = Some("header name is not a token");
             return self;
         }
-        if !value
-            .iter()
-            .all(|&c| c == b'\t' || (c >= 0x20 && c != 0x7f))
-        {
+        if !value.iter().all(|&c| is_field_value_byte(c)) {
             self.invalid = Some("header value with a control character");
             return self;
         }
@@ -271,11 +269,6 @@ fn flag_for(name: &str) -> u8 {
         16 if name.eq_ignore_ascii_case("content-encoding") => has::CONTENT_ENCODING,
         _ => 0,
     }
-}
-
-/// tchar (RFC 9110 §5.6.2).
-pub(crate) fn is_tchar(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
 }
 
 /// Fills `res` with a short plain-text error page for `status` (the reason phrase only: no
