@@ -37,7 +37,7 @@ impl Span {
 
 /// How the request body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+pub enum Framing {
     /// No body (RFC 9112 §6.3 rule 7).
     Empty,
     /// Exactly this many bytes (rule 6).
