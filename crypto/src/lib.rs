@@ -15,7 +15,7 @@
 //! | `hash_io` | [`HashReader`], [`HashWriter`]: hash what passes through a stream |
 //! | `cipher_io` | [`CtrWriter`], [`SealWriter`], [`OpenWriter`]: streaming encryption as `Write` |
 //! | [`jwt`] | [`jwt::JwtKey`] (HS256, ES256) sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
-//! | [`encoding`] | hex and base64url |
+//! | [`encoding`] | hex, base64 and base64url (canonical forms only) |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |
 //! | `error` | [`Error`], [`Result`] |
 //!
