@@ -154,24 +154,29 @@ impl Tally {
             "| head incomplete (input ends inside it) | {} |",
             self.incomplete
         );
-        let mut refused = self.refused.clone();
-        refused.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
-        for (f, n) in refused {
-            println!("| head refused: {f:?} ({f}) | {n} |");
-        }
+        let refused = self
+            .refused
+            .iter()
+            .map(|(f, n)| (format!("{f:?} ({f})"), *n));
+        print_most_first("head refused", refused.collect());
         println!(
             "| chunked body decoded and re-encoded | {} |",
             self.bodies_complete
         );
-        let mut refused = self.bodies_refused.clone();
-        refused.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
-        for (label, n) in refused {
-            println!("| chunked body refused: {label} | {n} |");
-        }
+        let refused = self.bodies_refused.iter().map(|(l, n)| (l.to_string(), *n));
+        print_most_first("chunked body refused", refused.collect());
         println!(
             "| findings (panic, endless loop, broken rule) | {} |",
             self.findings
         );
+    }
+}
+
+/// Table rows `what: label`, the most frequent first.
+fn print_most_first(what: &str, mut counts: Vec<(String, u64)>) {
+    counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
+    for (label, n) in counts {
+        println!("| {what}: {label} | {n} |");
     }
 }
 

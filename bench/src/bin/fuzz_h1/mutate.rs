@@ -61,19 +61,12 @@ fn mutate_once(rng: &mut Rng, data: &mut Vec<u8>, others: &[&[u8]]) {
         10 if len > 0 => {
             let at = rng.below(len);
             let end = (at + 1 + rng.below(32)).min(len);
-            let piece = data[at..end].to_vec();
             let times = if rng.one_in(8) {
                 4096
             } else {
                 1 + rng.below(64)
             };
-            let copies: Vec<u8> = piece
-                .iter()
-                .copied()
-                .cycle()
-                .take(piece.len() * times)
-                .collect();
-            data.splice(end..end, copies);
+            repeat(data, at, end, times);
         }
         11 => overwrite_token(rng, data),
         _ => {
@@ -120,14 +113,14 @@ fn repeat_line(rng: &mut Rng, data: &mut Vec<u8>) {
     } else {
         1 + rng.below(3)
     };
-    let line = data[start..end].to_vec();
-    let copies: Vec<u8> = line
-        .iter()
-        .copied()
-        .cycle()
-        .take(line.len() * times)
-        .collect();
-    data.splice(end..end, copies);
+    repeat(data, start, end, times);
+}
+
+/// Inserts `times` more copies of `data[start..end]` right after it.
+fn repeat(data: &mut Vec<u8>, start: usize, end: usize, times: usize) {
+    let piece = data[start..end].to_vec();
+    let copies = piece.iter().copied().cycle().take(piece.len() * times);
+    data.splice(end..end, copies.collect::<Vec<u8>>());
 }
 
 /// Swaps a run of digits (decimal or hex) for a number from [`NUMBERS`].
