@@ -27,12 +27,7 @@ pub fn from_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    char::from(c).to_digit(16).map(|d| d as u8)
 }
 
 /// Padded base64 (RFC 4648 §4) of `bytes`, appended to `out`.

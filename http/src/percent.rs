@@ -5,12 +5,7 @@
 use std::borrow::Cow;
 
 fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    char::from(c).to_digit(16).map(|d| d as u8)
 }
 
 /// What `+` means and what a malformed `%` escape does.

@@ -53,7 +53,7 @@ pub(crate) fn parse_size_line(line: &[u8]) -> Result<(u64, usize), Error> {
     }
     let mut size: u64 = 0;
     for &b in &line[..digits] {
-        let v = u64::from(hex_value(b));
+        let v = char::from(b).to_digit(16).map_or(0, u64::from);
         size = size
             .checked_mul(16)
             .and_then(|s| s.checked_add(v))
@@ -87,14 +87,6 @@ pub(crate) fn parse_size_line(line: &[u8]) -> Result<(u64, usize), Error> {
         }
     }
     Ok((size, ext.len()))
-}
-
-fn hex_value(b: u8) -> u8 {
-    match b {
-        b'0'..=b'9' => b - b'0',
-        b'a'..=b'f' => b - b'a' + 10,
-        _ => b - b'A' + 10,
-    }
 }
 
 /// Parses a trailer field line without its CRLF into a name and a trimmed value.
