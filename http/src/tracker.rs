@@ -94,6 +94,8 @@ pub(crate) struct Tracker {
     live: WaitGroup,
     /// The runtime's stack overflow count when every overflow up to it was accounted for.
     overflows_seen: AtomicU64,
+    /// Connections reclaimed since start (counted before the client can see the close).
+    reclaimed: AtomicU64,
 }
 
 /// A registered connection; dropping it deregisters (before the socket closes) and frees its slot.
@@ -123,7 +125,13 @@ impl Tracker {
             slots: Semaphore::new(max),
             live: WaitGroup::new(),
             overflows_seen: AtomicU64::new(0),
+            reclaimed: AtomicU64::new(0),
         }
+    }
+
+    /// Connections reclaimed from dead fibers since start.
+    pub(crate) fn reclaimed(&self) -> u64 {
+        self.reclaimed.load(Ordering::Relaxed)
     }
 
     /// Takes a connection slot if one is free.
@@ -223,7 +231,9 @@ impl Tracker {
             Some(Err(err)) => err.message().to_string(),
             _ => "ended without deregistering".to_string(),
         };
-        // The slot is free before the client can see the close, so it may connect again at once.
+        // Counted, and the slot free, before the client can see the close: it may look at the
+        // stats or connect again at once.
+        self.reclaimed.fetch_add(1, Ordering::Relaxed);
         self.live.done();
         self.slots.release();
         let fresh = e.state.phase.load(Ordering::Acquire) == PHASE_HANDLING_FRESH;

@@ -102,7 +102,9 @@ impl Server {
 
     /// The server's counters since it started.
     pub fn stats(&self) -> ServerStats {
-        self.shared.counters.snapshot()
+        self.shared
+            .counters
+            .snapshot(self.shared.tracker.reclaimed())
     }
 
     /// The token that stops this server.
@@ -172,7 +174,6 @@ fn wait_reclaiming(shared: &Shared, d: Duration) -> bool {
 pub(super) fn reclaim_abandoned(shared: &Shared) -> usize {
     let reclaimed = shared.tracker.reclaim_abandoned();
     for r in &reclaimed {
-        Counters::bump(&shared.counters.reclaimed);
         log::error!(
             "connection fiber died ({}) while serving {}: its socket was closed and its slot \
              freed{}",

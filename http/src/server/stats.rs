@@ -27,7 +27,6 @@ pub(crate) struct Counters {
     pub(crate) refused: AtomicU64,
     pub(crate) handler_panics: AtomicU64,
     pub(crate) body_panics: AtomicU64,
-    pub(crate) reclaimed: AtomicU64,
 }
 
 impl Counters {
@@ -36,14 +35,14 @@ impl Counters {
         counter.fetch_add(1, Relaxed);
     }
 
-    /// Reads every counter.
-    pub(crate) fn snapshot(&self) -> ServerStats {
+    /// Reads every counter; `reclaimed` is the tracker's.
+    pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
         ServerStats {
             accepted: self.accepted.load(Relaxed),
             refused: self.refused.load(Relaxed),
             handler_panics: self.handler_panics.load(Relaxed),
             body_panics: self.body_panics.load(Relaxed),
-            reclaimed: self.reclaimed.load(Relaxed),
+            reclaimed,
         }
     }
 }
