@@ -4,7 +4,7 @@
 
 mod common;
 
-use std::io::{Read, Write};
+use std::io::Read;
 
 use common::*;
 use moria_http::client::{Client, Error};
