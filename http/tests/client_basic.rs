@@ -74,10 +74,6 @@ fn serve() -> Server {
     )
 }
 
-fn url(server: &Server, path: &str) -> String {
-    format!("http://{}{path}", server.local_addr())
-}
-
 #[test]
 fn get_gives_status_headers_and_text() {
     let server = serve();

@@ -73,7 +73,7 @@ fn hello(_: &mut Request<'_>, res: &mut Response) -> HandlerResult {
 #[test]
 fn the_open_cap_makes_requests_wait_and_the_wait_can_time_out() {
     let server = start(Server::builder(), hello);
-    let target = format!("http://{}/", server.local_addr());
+    let target = url(&server, "/");
     let client = Client::builder()
         .pool_max_open_per_host(1)
         .pool_timeout(Duration::from_millis(200))
@@ -104,7 +104,7 @@ fn the_open_cap_makes_requests_wait_and_the_wait_can_time_out() {
 #[test]
 fn many_fibers_under_a_small_cap_all_get_through() {
     let server = start(Server::builder(), hello);
-    let target = format!("http://{}/", server.local_addr());
+    let target = url(&server, "/");
     let client = Client::builder().pool_max_open_per_host(2).build().unwrap();
     let done = Arc::new(AtomicUsize::new(0));
     let handles: Vec<_> = (0..50)
@@ -125,15 +125,15 @@ fn many_fibers_under_a_small_cap_all_get_through() {
     }
     assert_eq!(done.load(Ordering::SeqCst), 500);
     assert!(server.stats().accepted <= 2, "{:?}", server.stats());
-    let url = Url::parse(&target).unwrap();
-    assert_eq!(client.open_connections(&url), 2);
+    let origin = Url::parse(&target).unwrap();
+    assert_eq!(client.open_connections(&origin), 2);
     stop(&server);
 }
 
 #[test]
 fn no_idle_room_means_a_connection_per_request() {
     let server = start(Server::builder(), hello);
-    let target = format!("http://{}/", server.local_addr());
+    let target = url(&server, "/");
     let client = Client::builder().pool_max_idle_per_host(0).build().unwrap();
     for _ in 0..5 {
         assert_eq!(client.get(&target).send().unwrap().text().unwrap(), "hello");
@@ -145,7 +145,7 @@ fn no_idle_room_means_a_connection_per_request() {
 #[test]
 fn idle_connections_expire() {
     let server = start(Server::builder(), hello);
-    let target = format!("http://{}/", server.local_addr());
+    let target = url(&server, "/");
     let client = Client::builder()
         .pool_idle_timeout(Duration::from_millis(50))
         .build()
@@ -164,7 +164,7 @@ fn a_connection_the_server_closed_while_idle_is_not_used() {
         Server::builder().keep_alive_timeout(Duration::from_millis(50)),
         hello,
     );
-    let target = format!("http://{}/", server.local_addr());
+    let target = url(&server, "/");
     let client = Client::new().unwrap();
     assert_eq!(client.get(&target).send().unwrap().text().unwrap(), "hello");
     wait_until("the server closed the idle connection", || {

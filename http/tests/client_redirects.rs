@@ -42,10 +42,6 @@ fn serve() -> Server {
     start(Server::builder(), handler)
 }
 
-fn url(server: &Server, path: &str) -> String {
-    format!("http://{}{path}", server.local_addr())
-}
-
 #[test]
 fn see_other_family_becomes_get_without_body() {
     let server = serve();

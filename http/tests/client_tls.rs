@@ -92,7 +92,7 @@ fn large_download_over_http_matches_by_sha256() {
     let want = sha256(&big());
     let server = start(Server::builder(), handler);
     let client = Client::new().unwrap();
-    let got = download(&client, &format!("http://{}/big", server.local_addr()));
+    let got = download(&client, &url(&server, "/big"));
     assert_eq!(got, (want, BIG));
     stop(&server);
 }

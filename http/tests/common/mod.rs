@@ -55,6 +55,11 @@ pub fn stop(server: &Server) {
     }
 }
 
+/// `http://{server's address}{path}`, for the client tests.
+pub fn url(server: &Server, path: &str) -> String {
+    format!("http://{}{path}", server.local_addr())
+}
+
 /// A raw client connection with a read timeout (so a hang fails the test instead of blocking).
 pub fn connect(addr: SocketAddr) -> TcpStream {
     let s = TcpStream::connect(addr).expect("connect");
