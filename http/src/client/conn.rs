@@ -72,15 +72,20 @@ pub(crate) struct Timing {
 impl Timing {
     /// The wait allowed for the next read or write, or which timeout has already expired.
     pub(crate) fn next_wait(&self) -> std::result::Result<Duration, Phase> {
+        self.within(self.idle)
+    }
+
+    /// `limit`, cut to what is left of the deadline; `Err` once the deadline has passed.
+    pub(crate) fn within(&self, limit: Duration) -> std::result::Result<Duration, Phase> {
         let Some(deadline) = self.deadline else {
-            return Ok(self.idle);
+            return Ok(limit);
         };
         let left = deadline.remaining();
         // The engine counts whole milliseconds and refuses zero.
         if left < Duration::from_millis(1) {
             return Err(Phase::Deadline);
         }
-        Ok(left.min(self.idle))
+        Ok(left.min(limit))
     }
 
     /// Which timeout an expired wait stands for.
@@ -152,8 +157,8 @@ pub(crate) fn open(
     let mut last = io::Error::new(io::ErrorKind::NotFound, "the name resolved to no address");
     let mut stream = None;
     for addr in &addrs {
-        let wait = match timing.next_wait() {
-            Ok(w) => w.min(connect_timeout),
+        let wait = match timing.within(connect_timeout) {
+            Ok(w) => w,
             Err(phase) => return Err(Error::Timeout { url: name, phase }),
         };
         match TcpStream::connect_timeout(addr, wait) {

@@ -14,7 +14,7 @@ use super::url::Url;
 use super::wire::Wire;
 use super::Inner;
 use crate::h1::client::encode::encode_request;
-use crate::h1::client::parse::{parse_response, ResponseHead};
+use crate::h1::client::parse::{parse_response, BodyFraming, ResponseHead};
 use crate::h1::encode::Length;
 use crate::h1::scan::HeadScan;
 
@@ -76,9 +76,8 @@ pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) ->
     let mut fresh = false;
     loop {
         let wait = timing
-            .next_wait()
-            .map_err(|phase| timeout(req.url, phase))?
-            .min(client.config.pool_timeout);
+            .within(client.config.pool_timeout)
+            .map_err(|phase| timeout(req.url, phase))?;
         let pooled = match host.checkout(fresh, wait) {
             None => {
                 let phase = match timing.next_wait() {
@@ -198,6 +197,7 @@ fn attempt(
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
         .and_then(|(_, v)| format_of(v));
+    let has_body = !matches!(head.framing, BodyFraming::None | BodyFraming::Length(0));
     let wire = Wire::new(
         conn,
         head.framing,
@@ -206,7 +206,7 @@ fn attempt(
         url_text.clone(),
     );
     let body = match coding {
-        Some(format) if req.decode && req.method != "HEAD" => {
+        Some(format) if req.decode && has_body => {
             Content::decoded(wire, format, client.config.bomb, url_text)
         }
         _ => Content::Identity(Box::new(wire)),

@@ -18,6 +18,9 @@ use crate::h1::client::encode::{valid_name, valid_value};
 /// Most bytes of a redirect's own body read so its connection can be reused.
 const REDIRECT_DRAIN: u64 = 64 * 1024;
 
+/// Fields that belong to one origin and are dropped when a redirect leaves it.
+const ORIGIN_BOUND: [&str; 3] = ["authorization", "cookie", "host"];
+
 /// Fields the client writes itself from the body; a caller's would contradict it.
 const FRAMING: [&str; 2] = ["content-length", "transfer-encoding"];
 
@@ -200,11 +203,9 @@ impl RequestBuilder {
                 body = RequestBody::Empty;
                 fields.retain(|(n, _)| !n.eq_ignore_ascii_case("content-type"));
             }
-            // Credentials for one origin are never sent to another.
+            // Credentials for one origin are never sent to another, nor its Host.
             if !next.url.same_origin(&url) {
-                fields.retain(|(n, _)| {
-                    !n.eq_ignore_ascii_case("authorization") && !n.eq_ignore_ascii_case("cookie")
-                });
+                fields.retain(|(n, _)| !ORIGIN_BOUND.iter().any(|o| n.eq_ignore_ascii_case(o)));
             }
             if !seen.insert((method.clone(), next.url.to_string())) {
                 return Err(Error::RedirectLoop {

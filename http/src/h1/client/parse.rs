@@ -142,7 +142,9 @@ pub(crate) fn parse_response(
         fields.push((String::from_utf8_lossy(n).into_owned(), v.to_vec()));
     }
     let framing = framing(status, head_request, content_length, &te)?;
+    // After 101 the connection speaks another protocol: never reuse it.
     let keep_alive = framing != BodyFraming::UntilClose
+        && status != 101
         && match version {
             Version::Http11 => !close,
             Version::Http10 => keep_alive && !close,

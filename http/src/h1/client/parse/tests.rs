@@ -155,6 +155,13 @@ fn connection_close_and_http10_keep_alive() {
 }
 
 #[test]
+fn switching_protocols_is_never_reused() {
+    let h = parse(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\n\r\n").unwrap();
+    assert_eq!(h.framing, BodyFraming::None);
+    assert!(!h.keep_alive);
+}
+
+#[test]
 fn field_grammar_is_the_servers() {
     for raw in [
         &b"HTTP/1.1 200 OK\r\nBad Name: x\r\n\r\n"[..],
