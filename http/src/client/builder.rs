@@ -27,6 +27,11 @@ pub const DEFAULT_MAX_OPEN_PER_HOST: usize = 256;
 pub const DEFAULT_MAX_REDIRECTS: usize = 10;
 /// Largest body the buffered conveniences (`text`, `bytes`, `json`) accept.
 pub const DEFAULT_MAX_BODY: u64 = 64 * 1024 * 1024;
+/// Bodies of at least this many bytes (and all of unknown length) are sent with
+/// `Expect: 100-continue` and held back until the server agrees.
+pub const DEFAULT_EXPECT_CONTINUE_MIN: u64 = 1024 * 1024;
+/// How long a held-back body waits for `100 Continue` before it is sent anyway (curl: 1 s).
+pub const DEFAULT_CONTINUE_TIMEOUT: Duration = Duration::from_secs(1);
 /// The User-Agent sent unless the request sets one.
 pub const DEFAULT_USER_AGENT: &str = concat!("moria-http/", env!("CARGO_PKG_VERSION"));
 
@@ -63,6 +68,8 @@ impl ClientBuilder {
                     max_headers: DEFAULT_MAX_HEADERS,
                     ..Limits::default()
                 },
+                expect_continue: Some(DEFAULT_EXPECT_CONTINUE_MIN),
+                continue_timeout: DEFAULT_CONTINUE_TIMEOUT,
             },
             roots_pem: Vec::new(),
             accept_invalid_certs: false,
@@ -147,6 +154,21 @@ impl ClientBuilder {
     /// The User-Agent sent (`None`: none). Default: [`DEFAULT_USER_AGENT`].
     pub fn user_agent(mut self, agent: Option<&str>) -> Self {
         self.config.user_agent = agent.map(str::to_owned);
+        self
+    }
+
+    /// Sends bodies of at least `min_body` bytes (and all of unknown length) with
+    /// `Expect: 100-continue`, holding them back until the server agrees; `None` never does.
+    /// Default: [`DEFAULT_EXPECT_CONTINUE_MIN`].
+    pub fn expect_continue(mut self, min_body: Option<u64>) -> Self {
+        self.config.expect_continue = min_body;
+        self
+    }
+
+    /// How long a held-back body waits for `100 Continue` before it is sent anyway. Default:
+    /// [`DEFAULT_CONTINUE_TIMEOUT`].
+    pub fn continue_timeout(mut self, timeout: Duration) -> Self {
+        self.config.continue_timeout = timeout;
         self
     }
 

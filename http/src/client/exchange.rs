@@ -1,48 +1,21 @@
-//! One request on one connection: head and body out, interim responses skipped, the final head
-//! in; and the single retry on a fresh connection when a reused one turns out to be dead.
+//! One request on one connection: head and body out (holding a large body back until the
+//! server says `100 Continue`), interim responses skipped, the final head in; and the single
+//! retry on a fresh connection when a reused one turns out to be dead.
 
-use std::io::{self, BufRead, Read, Write};
-
-use moria_streams::ChunkedWriter;
+use std::io::{self, BufRead};
 
 use super::conn::{self, Link, Timing};
 use super::decode::{format_of, Content};
 use super::error::{Error, Phase, Result, Violation};
 use super::pool::{Checkout, Pooled};
 use super::response::{Headers, Response};
+use super::send::{length_of, send, RequestBody, SendError};
 use super::url::Url;
 use super::wire::Wire;
 use super::Inner;
 use crate::h1::client::encode::encode_request;
 use crate::h1::client::parse::{parse_response, BodyFraming, ResponseHead};
-use crate::h1::encode::Length;
 use crate::h1::scan::HeadScan;
-
-/// Copy buffer for streamed request bodies; also the largest body sent in one write with its
-/// head.
-const COPY_BUFFER: usize = 16 * 1024;
-
-/// What a request sends after its head.
-pub(crate) enum RequestBody {
-    /// Nothing.
-    Empty,
-    /// These bytes (replayable: redirects and retries can send them again).
-    Bytes(Vec<u8>),
-    /// A reader, sent once: with its length as Content-Length, or chunked when unknown.
-    Reader {
-        /// The source.
-        reader: Box<dyn Read + Send>,
-        /// Its length, if known.
-        len: Option<u64>,
-    },
-}
-
-impl RequestBody {
-    /// Whether the body can be sent again.
-    pub(crate) fn replayable(&self) -> bool {
-        !matches!(self, RequestBody::Reader { .. })
-    }
-}
 
 /// One request as it goes out.
 pub(crate) struct Outgoing<'a> {
@@ -153,12 +126,18 @@ fn attempt(
     timing: &Timing,
 ) -> std::result::Result<Response, Failed> {
     let url = req.url;
-    let length = match &req.body {
-        RequestBody::Empty if matches!(req.method, "POST" | "PUT" | "PATCH") => Length::Known(0),
-        RequestBody::Empty => Length::Bodyless,
-        RequestBody::Bytes(b) => Length::Known(b.len() as u64),
-        RequestBody::Reader { len: Some(n), .. } => Length::Known(*n),
-        RequestBody::Reader { len: None, .. } => Length::Chunked,
+    let length = length_of(req.method, req.body);
+    let expect = expects_continue(req.body, client.config.expect_continue);
+    let with_expect;
+    let fields = if expect {
+        with_expect = [
+            req.fields,
+            &[("Expect".to_owned(), "100-continue".to_owned())],
+        ]
+        .concat();
+        &with_expect[..]
+    } else {
+        req.fields
     };
     let mut head = Vec::with_capacity(256);
     encode_request(
@@ -166,13 +145,13 @@ fn attempt(
         req.method,
         url.target(),
         &url.authority(),
-        req.fields,
+        fields,
         length,
     );
     conn.link
         .arm(timing)
         .map_err(|e| socket_failure(url, timing, e, true))?;
-    send(conn.link.writer(), &head, req.body).map_err(|e| match e {
+    let sent = |e| match e {
         SendError::Socket(e) => socket_failure(url, timing, e, true),
         SendError::Source(source) => Failed {
             error: Error::RequestBody {
@@ -181,14 +160,31 @@ fn attempt(
             },
             stale: false,
         },
-    })?;
+    };
     let mut buf = Vec::new();
-    let head = loop {
-        let head = read_head(client, &mut conn.link, timing, req, &mut buf)?;
-        // Interim responses (RFC 9110 §15.2) precede the final one; 101 would be final but is
-        // never asked for.
-        if !(100..200).contains(&head.status) || head.status == 101 {
-            break head;
+    let early = if expect {
+        send(conn.link.writer(), &head, &mut RequestBody::Empty).map_err(sent)?;
+        head.clear();
+        wait_continue(client, &mut conn.link, timing, req, &mut buf)?
+    } else {
+        None
+    };
+    let head = match early {
+        // RFC 9110 §10.1.1: a client that does not send the body it announced must close.
+        Some(mut final_head) => {
+            final_head.keep_alive = false;
+            final_head
+        }
+        None => {
+            send(conn.link.writer(), &head, req.body).map_err(sent)?;
+            loop {
+                let head = read_head(client, &mut conn.link, timing, req, &mut buf)?;
+                // Interim responses (RFC 9110 §15.2) precede the final one; 101 would be final
+                // but is never asked for.
+                if !(100..200).contains(&head.status) || head.status == 101 {
+                    break head;
+                }
+            }
         }
     };
     let url_text = url.to_string();
@@ -222,67 +218,47 @@ fn attempt(
     })
 }
 
-enum SendError {
-    /// Writing to the connection failed.
-    Socket(io::Error),
-    /// Reading the caller's body failed.
-    Source(io::Error),
-}
-
-/// Writes the head and the body (Content-Length or chunked, as the head declared).
-fn send(
-    w: &mut impl Write,
-    head: &[u8],
-    body: &mut RequestBody,
-) -> std::result::Result<(), SendError> {
+/// Whether `body` is held back until the server agrees: unknown lengths, and known ones of at
+/// least `min` bytes (`None`: never).
+fn expects_continue(body: &RequestBody, min: Option<u64>) -> bool {
+    let Some(min) = min else {
+        return false;
+    };
     match body {
-        RequestBody::Empty => w.write_all(head).map_err(SendError::Socket)?,
-        RequestBody::Bytes(b) if b.len() <= COPY_BUFFER => {
-            let mut out = Vec::with_capacity(head.len() + b.len());
-            out.extend_from_slice(head);
-            out.extend_from_slice(b);
-            w.write_all(&out).map_err(SendError::Socket)?;
-        }
-        RequestBody::Bytes(b) => {
-            w.write_all(head).map_err(SendError::Socket)?;
-            w.write_all(b).map_err(SendError::Socket)?;
-        }
-        RequestBody::Reader {
-            reader,
-            len: Some(n),
-        } => {
-            w.write_all(head).map_err(SendError::Socket)?;
-            let sent = copy(&mut reader.take(*n), w)?;
-            if sent < *n {
-                return Err(SendError::Source(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    format!("body ended after {sent} of its {n} declared bytes"),
-                )));
-            }
-        }
-        RequestBody::Reader { reader, len: None } => {
-            w.write_all(head).map_err(SendError::Socket)?;
-            let mut chunked = ChunkedWriter::new(&mut *w);
-            copy(reader, &mut chunked)?;
-            chunked.finish().map_err(SendError::Socket)?;
-        }
+        RequestBody::Empty => false,
+        RequestBody::Bytes(b) => b.len() as u64 >= min,
+        RequestBody::Reader { len: Some(n), .. } => *n >= min,
+        RequestBody::Reader { len: None, .. } => true,
     }
-    w.flush().map_err(SendError::Socket)
 }
 
-/// Copies `r` into `w`, telling the source's errors from the connection's.
-fn copy(r: &mut impl Read, w: &mut impl Write) -> std::result::Result<u64, SendError> {
-    let mut buf = vec![0u8; COPY_BUFFER];
-    let mut total = 0u64;
+/// After a head with `Expect: 100-continue`: `None` to send the body (the server said 100, or
+/// stayed silent for the continue timeout, RFC 9110 §10.1.1), or the final response the server
+/// answered without wanting the body.
+fn wait_continue(
+    client: &Inner,
+    link: &mut Link,
+    timing: &Timing,
+    req: &Outgoing<'_>,
+    buf: &mut Vec<u8>,
+) -> std::result::Result<Option<ResponseHead>, Failed> {
+    let wait = Timing {
+        deadline: timing.deadline,
+        idle: client.config.continue_timeout.min(timing.idle),
+    };
     loop {
-        let n = match r.read(&mut buf) {
-            Ok(0) => return Ok(total),
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(SendError::Source(e)),
-        };
-        w.write_all(&buf[..n]).map_err(SendError::Socket)?;
-        total += n as u64;
+        match read_head(client, link, &wait, req, buf) {
+            Ok(head) if head.status == 100 => return Ok(None),
+            Ok(head) if (100..200).contains(&head.status) && head.status != 101 => {}
+            Ok(head) => return Ok(Some(head)),
+            Err(Failed {
+                error: Error::Timeout {
+                    phase: Phase::Read, ..
+                },
+                ..
+            }) if buf.is_empty() => return Ok(None),
+            Err(f) => return Err(f),
+        }
     }
 }
 

@@ -12,7 +12,8 @@
 //! |---|---|
 //! | `builder.rs` | [`ClientBuilder`]: settings, each default a named constant |
 //! | `request.rs` | [`RequestBuilder`]: headers, query, body; `send` with redirects |
-//! | `exchange.rs` | one request on one connection; the retry on a dead reused connection |
+//! | `exchange.rs` | one request on one connection, `100-continue`; the retry on a dead reused connection |
+//! | `send.rs` | request bodies and the writes of head and body |
 //! | `conn.rs` | DNS on the offload pool, TCP connect, TLS; per-read timeouts |
 //! | `pool.rs` | idle connections per origin, the per-host cap, fiber-parking waits |
 //! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
@@ -31,6 +32,7 @@ mod exchange;
 mod pool;
 mod request;
 mod response;
+mod send;
 mod url;
 mod wire;
 
@@ -40,9 +42,9 @@ use std::time::Duration;
 use moria_crypto::TlsConnector;
 
 pub use builder::{
-    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY,
-    DEFAULT_MAX_IDLE_PER_HOST, DEFAULT_MAX_OPEN_PER_HOST, DEFAULT_MAX_REDIRECTS,
-    DEFAULT_POOL_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_USER_AGENT,
+    ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_CONTINUE_TIMEOUT, DEFAULT_EXPECT_CONTINUE_MIN,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_IDLE_PER_HOST, DEFAULT_MAX_OPEN_PER_HOST,
+    DEFAULT_MAX_REDIRECTS, DEFAULT_POOL_TIMEOUT, DEFAULT_READ_TIMEOUT, DEFAULT_USER_AGENT,
 };
 pub use decode::{DEFAULT_BOMB_AFTER, DEFAULT_BOMB_RATIO};
 pub use error::{Error, Phase, Result, Violation};
@@ -81,6 +83,8 @@ pub(crate) struct Config {
     pub bomb: BombGuard,
     pub user_agent: Option<String>,
     pub head_limits: Limits,
+    pub expect_continue: Option<u64>,
+    pub continue_timeout: Duration,
 }
 
 impl Client {

@@ -9,8 +9,9 @@ use serde::Serialize;
 
 use super::conn::Timing;
 use super::error::{Error, Result};
-use super::exchange::{perform, Outgoing, RequestBody};
+use super::exchange::{perform, Outgoing};
 use super::response::Response;
+use super::send::RequestBody;
 use super::url::Url;
 use super::Client;
 use crate::h1::client::encode::{valid_name, valid_value};
