@@ -1,7 +1,9 @@
-//! Text encodings used around crypto values: lowercase hex and unpadded base64url (RFC 4648 §5).
+//! Text encodings used around crypto values: lowercase hex, unpadded base64url (RFC 4648 §5),
+//! and padded standard base64 (RFC 4648 §4).
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
@@ -35,6 +37,16 @@ fn hex_value(c: u8) -> Option<u8> {
 
 /// Unpadded base64url of `bytes`, as JWS uses it.
 pub fn base64url(bytes: &[u8]) -> String {
+    encode64(bytes, B64URL, false)
+}
+
+/// Padded standard base64 of `bytes` (RFC 4648 §4), as HTTP Basic credentials use it.
+pub fn base64(bytes: &[u8]) -> String {
+    encode64(bytes, B64, true)
+}
+
+/// Base64 of `bytes` in `alphabet`, padded with `=` to a multiple of 4 when `pad`.
+fn encode64(bytes: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
@@ -42,7 +54,12 @@ pub fn base64url(bytes: &[u8]) -> String {
             .enumerate()
             .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
         for i in 0..=chunk.len() {
-            out.push(B64URL[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+        }
+        if pad {
+            for _ in chunk.len()..3 {
+                out.push('=');
+            }
         }
     }
     out
@@ -111,6 +128,23 @@ mod tests {
             assert_eq!(base64url(plain.as_bytes()), encoded);
             assert_eq!(from_base64url(encoded).unwrap(), plain.as_bytes());
         }
+    }
+
+    #[test]
+    fn base64_rfc4648_vectors_with_padding() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in cases {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
     }
 
     #[test]

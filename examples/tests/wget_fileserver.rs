@@ -1,9 +1,10 @@
 //! `wget` against the file server: a download identical to the served file; `-c` resuming an
 //! interrupted download (a `.part` prefix) gives an identical file; a stale validator starts
-//! over; an HTTP error status exits non-zero and leaves no file.
+//! over; an HTTP error status exits non-zero and leaves no file; `http_proxy` is honoured.
 
 use std::fs;
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
@@ -42,11 +43,12 @@ fn fileserver(root: &Path) -> (Running, String) {
 }
 
 fn wget(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wget"))
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("wget runs")
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_wget"));
+    // wget honours proxies from the environment; these downloads are loopback only.
+    for var in ["http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY"] {
+        cmd.env_remove(var);
+    }
+    cmd.current_dir(dir).args(args).output().expect("wget runs")
 }
 
 /// 3 MiB that differ everywhere, so a misplaced byte range shows.
@@ -115,4 +117,46 @@ fn downloads_resumes_and_fails_cleanly() {
     assert!(err.contains("HTTP 404"), "{err}");
     assert!(!dir.join("missing.bin").exists());
     assert!(!dir.join("missing.bin.part").exists());
+}
+
+#[test]
+fn honours_http_proxy_from_the_environment() {
+    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = proxy.local_addr().unwrap();
+    // A proxy double: answers the one request with the request line it received.
+    let answered = std::thread::spawn(move || {
+        let (mut s, _) = proxy.accept().unwrap();
+        let mut head = Vec::new();
+        let mut b = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap() == 1 {
+            head.push(b[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        let line = head.lines().next().unwrap_or_default().to_owned();
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{line}",
+            line.len()
+        );
+        s.write_all(answer.as_bytes()).unwrap();
+    });
+    let out = tempfile::tempdir().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wget"))
+        .current_dir(out.path())
+        .env("http_proxy", format!("http://{addr}"))
+        .env_remove("no_proxy")
+        .env_remove("NO_PROXY")
+        .args([
+            "-q",
+            "-O",
+            "via-proxy.txt",
+            "http://origin.invalid/file.txt",
+        ])
+        .output()
+        .expect("wget runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    answered.join().unwrap();
+    assert_eq!(
+        fs::read_to_string(out.path().join("via-proxy.txt")).unwrap(),
+        "GET http://origin.invalid/file.txt HTTP/1.1"
+    );
 }

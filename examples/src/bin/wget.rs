@@ -7,8 +7,8 @@
 //! transfer never looks like a finished file. The resource's validator (a strong ETag, else
 //! Last-Modified) is kept beside it in `FILE.part.validator`; `-c` asks for the rest with
 //! `Range` and `If-Range`, and starts over when the resource has changed (the server answers
-//! 200 instead of 206). Exits non-zero with a message on an HTTP error status or a broken
-//! transfer. Progress (bytes, rate, ETA) is drawn on stderr when it is a terminal, unless `-q`.
+//! 200 instead of 206). Proxies come from `http_proxy`, `https_proxy` and `no_proxy`. Exits
+//! non-zero with a message on an HTTP error status or a broken transfer. Progress (bytes, rate, ETA) is drawn on stderr when it is a terminal, unless `-q`.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -102,7 +102,9 @@ fn fetch(args: &Args) -> Result<(), Failure> {
     let part = with_suffix(&output, ".part");
     let validator_file = with_suffix(&output, ".part.validator");
 
-    let mut builder = Client::builder().danger_accept_invalid_certs(args.insecure);
+    let mut builder = Client::builder()
+        .proxy_from_env()
+        .danger_accept_invalid_certs(args.insecure);
     if let Some(path) = args.cacert.clone() {
         let pem = blocking_io(move || std::fs::read(&path))?;
         builder = builder.add_root_certificate_pem(&pem);

@@ -8,6 +8,7 @@ use moria_crypto::TlsConnector;
 use super::decode::{BombGuard, DEFAULT_BOMB_AFTER, DEFAULT_BOMB_RATIO};
 use super::error::{Error, Result};
 use super::pool::{Pool, PoolConfig};
+use super::proxy::{Proxies, ProxyServer};
 use super::{Client, Config, Inner};
 use crate::limits::{Limits, DEFAULT_MAX_HEAD, DEFAULT_MAX_HEADERS, DEFAULT_MAX_REQUEST_LINE};
 
@@ -44,6 +45,8 @@ pub struct ClientBuilder {
     max_idle: usize,
     max_open: usize,
     idle_timeout: Duration,
+    proxies: Proxies,
+    proxy_error: Option<&'static str>,
 }
 
 impl ClientBuilder {
@@ -76,6 +79,8 @@ impl ClientBuilder {
             max_idle: DEFAULT_MAX_IDLE_PER_HOST,
             max_open: DEFAULT_MAX_OPEN_PER_HOST,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            proxies: Proxies::default(),
+            proxy_error: None,
         }
     }
 
@@ -192,8 +197,47 @@ impl ClientBuilder {
         self
     }
 
+    /// Sends `http` URLs through the HTTP proxy `url` (`[http://][user:password@]host[:port]`,
+    /// credentials percent-encoded, sent as Basic `Proxy-Authorization`). Default: none.
+    pub fn http_proxy(mut self, url: &str) -> Self {
+        match ProxyServer::parse(url) {
+            Ok(p) => self.proxies.http = Some(p),
+            Err(e) => self.proxy_error = Some(e),
+        }
+        self
+    }
+
+    /// Sends `https` URLs through a `CONNECT` tunnel of the HTTP proxy `url` (same syntax as
+    /// [`ClientBuilder::http_proxy`]). Default: none.
+    pub fn https_proxy(mut self, url: &str) -> Self {
+        match ProxyServer::parse(url) {
+            Ok(p) => self.proxies.https = Some(p),
+            Err(e) => self.proxy_error = Some(e),
+        }
+        self
+    }
+
+    /// Hosts reached without a proxy: a comma-separated list of names and domains
+    /// (`example.com` covers its subdomains), `*` for all. Default: none.
+    pub fn no_proxy(mut self, list: &str) -> Self {
+        self.proxies.set_no_proxy(list);
+        self
+    }
+
+    /// Takes the proxies from `http_proxy`, `https_proxy` and `no_proxy` (lowercase first, then
+    /// uppercase) where they are set. Default: the environment is not read.
+    pub fn proxy_from_env(mut self) -> Self {
+        if let Err(e) = self.proxies.read_env() {
+            self.proxy_error = Some(e);
+        }
+        self
+    }
+
     /// Builds the client (loads the TLS roots once).
     pub fn build(self) -> Result<Client> {
+        if let Some(reason) = self.proxy_error {
+            return Err(Error::Config(reason));
+        }
         if self.max_open == 0 {
             return Err(Error::Config("pool_max_open_per_host must be at least 1"));
         }
@@ -228,6 +272,7 @@ impl ClientBuilder {
                 config: self.config,
                 tls,
                 pool,
+                proxies: self.proxies,
             }),
         })
     }

@@ -10,6 +10,7 @@ use moria_runtime::net::TcpStream;
 use moria_runtime::{blocking_io, Deadline};
 
 use super::error::{Error, Phase, Result};
+use super::proxy::{tunnel, ProxyServer};
 use super::url::Url;
 
 /// Read buffer of a connection.
@@ -136,17 +137,20 @@ impl BufRead for Link {
     }
 }
 
-/// Opens a connection to `url`'s host: resolution on the offload pool, each address tried in
-/// turn within `connect_timeout`, then TLS for `https` through `tls`.
+/// Opens a connection to `url`'s host, or to `proxy` (tunnelling through it with CONNECT for
+/// `https`): resolution on the offload pool, each address tried in turn within
+/// `connect_timeout`, then TLS for `https` through `tls`.
 pub(crate) fn open(
     url: &Url,
+    proxy: Option<&ProxyServer>,
     connect_timeout: Duration,
     timing: &Timing,
     tls: &TlsConnector,
 ) -> Result<Link> {
     let name = url.to_string();
-    let host = url.host_bare().to_owned();
-    let port = url.port();
+    let dial = proxy.map_or(url, |p| &p.url);
+    let host = dial.host_bare().to_owned();
+    let port = dial.port();
     let addrs: Vec<SocketAddr> =
         blocking_io(move || Ok((host.as_str(), port).to_socket_addrs()?.collect())).map_err(
             |source| Error::Dns {
@@ -188,10 +192,14 @@ pub(crate) fn open(
             source: last,
         });
     };
+    let mut stream = stream;
     stream.set_nodelay(true).map_err(|source| Error::Connect {
         url: name.clone(),
         source,
     })?;
+    if let (Some(proxy), true) = (proxy, url.is_https()) {
+        tunnel(&mut stream, url, proxy, timing)?;
+    }
     let transport = if url.is_https() {
         let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
             moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {

@@ -89,6 +89,14 @@ pub enum Error {
         /// Why.
         source: moria_crypto::Error,
     },
+    /// The proxy refused to open a tunnel (`CONNECT`), e.g. 407 for missing credentials.
+    #[error("proxy refused the tunnel to {url}: status {status}")]
+    Proxy {
+        /// The URL the tunnel was for.
+        url: String,
+        /// The proxy's status code.
+        status: u16,
+    },
     /// A timeout expired.
     #[error("{url}: {phase} timed out")]
     Timeout {

@@ -8,6 +8,7 @@ use super::conn::{self, Link, Timing};
 use super::decode::{format_of, Content};
 use super::error::{Error, Phase, Result, Violation};
 use super::pool::{Checkout, Pooled};
+use super::proxy::ProxyServer;
 use super::response::{Headers, Response};
 use super::send::{length_of, send, RequestBody, SendError};
 use super::url::Url;
@@ -45,7 +46,8 @@ fn idempotent(method: &str) -> bool {
 /// Sends `req` and returns the response head with its body, retrying once on a fresh
 /// connection when a reused one was dead.
 pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) -> Result<Response> {
-    let host = client.pool.host(req.url);
+    let proxy = client.proxies.for_url(req.url);
+    let host = client.pool.host(req.url, proxy);
     let mut fresh = false;
     loop {
         let wait = timing
@@ -61,13 +63,21 @@ pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) ->
             }
             Some(Checkout::Idle(p)) => p,
             Some(Checkout::Fresh(slot)) => Pooled {
-                link: conn::open(req.url, client.config.connect_timeout, timing, &client.tls)?,
+                link: conn::open(
+                    req.url,
+                    proxy,
+                    client.config.connect_timeout,
+                    timing,
+                    &client.tls,
+                )?,
                 slot,
                 reused: false,
             },
         };
         let reused = pooled.reused;
-        match attempt(client, pooled, &mut req, timing) {
+        // Plain HTTP through a proxy: absolute-form targets and the proxy's credentials.
+        let forward = proxy.filter(|_| !req.url.is_https());
+        match attempt(client, pooled, &mut req, forward, timing) {
             Ok(r) => return Ok(r),
             Err(f) if f.stale && reused && idempotent(req.method) && req.body.replayable() => {
                 log::debug!(
@@ -123,27 +133,37 @@ fn attempt(
     client: &Inner,
     mut conn: Pooled,
     req: &mut Outgoing<'_>,
+    forward: Option<&ProxyServer>,
     timing: &Timing,
 ) -> std::result::Result<Response, Failed> {
     let url = req.url;
     let length = length_of(req.method, req.body);
     let expect = expects_continue(req.body, client.config.expect_continue);
-    let with_expect;
-    let fields = if expect {
-        with_expect = [
-            req.fields,
-            &[("Expect".to_owned(), "100-continue".to_owned())],
-        ]
-        .concat();
-        &with_expect[..]
-    } else {
+    let mut extra = Vec::new();
+    if expect {
+        extra.push(("Expect".to_owned(), "100-continue".to_owned()));
+    }
+    let target = match forward {
+        Some(proxy) => {
+            if let Some(auth) = &proxy.authorization {
+                extra.push(("Proxy-Authorization".to_owned(), auth.clone()));
+            }
+            url.to_string()
+        }
+        None => url.target().to_owned(),
+    };
+    let with_extra;
+    let fields = if extra.is_empty() {
         req.fields
+    } else {
+        with_extra = [req.fields, &extra].concat();
+        &with_extra[..]
     };
     let mut head = Vec::with_capacity(256);
     encode_request(
         &mut head,
         req.method,
-        url.target(),
+        &target,
         &url.authority(),
         fields,
         length,

@@ -1,5 +1,5 @@
 //! An HTTP/1.1 client as blocking code on fibers: pooled keep-alive connections, TLS,
-//! redirects, gzip/deflate, timeouts. Build one [`Client`], clone it freely (clones share the
+//! redirects, gzip/deflate, proxies, timeouts. Build one [`Client`], clone it freely (clones share the
 //! pool), and call it from any number of fibers.
 //!
 //! ```no_run
@@ -16,6 +16,7 @@
 //! | `send.rs` | request bodies and the writes of head and body |
 //! | `conn.rs` | DNS on the offload pool, TCP connect, TLS; per-read timeouts |
 //! | `pool.rs` | idle connections per origin, the per-host cap, fiber-parking waits |
+//! | `proxy.rs` | HTTP proxies, CONNECT tunnels, `NO_PROXY`, proxy credentials |
 //! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
 //! | `decode.rs` | gzip/deflate decoding and the decompression-bomb guard |
 //! | `response.rs` | [`Response`], [`Headers`]: `Read`, `text`, `bytes`, `json` |
@@ -30,6 +31,7 @@ mod decode;
 mod error;
 mod exchange;
 mod pool;
+mod proxy;
 mod request;
 mod response;
 mod send;
@@ -56,6 +58,7 @@ pub use url::Url;
 use crate::limits::Limits;
 use decode::BombGuard;
 use pool::Pool;
+use proxy::Proxies;
 
 /// An HTTP client: settings, TLS roots and the connection pool, shared by its clones.
 #[derive(Clone)]
@@ -68,6 +71,7 @@ pub(crate) struct Inner {
     pub(crate) config: Config,
     pub(crate) tls: TlsConnector,
     pub(crate) pool: Pool,
+    pub(crate) proxies: Proxies,
 }
 
 /// Per-request settings copied from the builder.
@@ -130,7 +134,8 @@ impl Client {
 
     /// Connections open to `url`'s origin right now, idle ones included.
     pub fn open_connections(&self, url: &Url) -> usize {
-        self.inner.pool.host(url).open()
+        let proxy = self.inner.proxies.for_url(url);
+        self.inner.pool.host(url, proxy).open()
     }
 }
 

@@ -1,4 +1,4 @@
-//! Connections kept per (scheme, host, port): idle keep-alive connections for reuse, a cap on
+//! Connections kept per (scheme, host, port, proxy): idle keep-alive connections for reuse, a cap on
 //! the connections open at once with fiber-parking waits for a free slot, and idle expiry.
 
 use std::collections::HashMap;
@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use moria_runtime::sync::{Condvar, Mutex};
 
 use super::conn::Link;
+use super::proxy::ProxyServer;
 use super::url::Url;
 
 /// The pool's settings (see the client builder for each default).
@@ -27,6 +28,8 @@ struct Key {
     https: bool,
     host: String,
     port: u16,
+    /// The proxy's `host:port`, for connections made through one.
+    proxy: Option<String>,
 }
 
 /// All hosts' pools. Entries are never removed: one small entry per host ever contacted.
@@ -80,12 +83,13 @@ impl Pool {
         }
     }
 
-    /// The pool of `url`'s origin.
-    pub(crate) fn host(&self, url: &Url) -> Arc<Host> {
+    /// The pool of `url`'s origin, reached through `proxy` if any.
+    pub(crate) fn host(&self, url: &Url, proxy: Option<&ProxyServer>) -> Arc<Host> {
         let key = Key {
             https: url.is_https(),
             host: url.host().to_owned(),
             port: url.port(),
+            proxy: proxy.map(|p| p.url.authority()),
         };
         let mut hosts = self.hosts.lock();
         Arc::clone(hosts.entry(key).or_insert_with(|| {
