@@ -1,5 +1,5 @@
 //! An HTTP/1.1 client as blocking code on fibers: pooled keep-alive connections, TLS,
-//! redirects, gzip/deflate, proxies, timeouts. Build one [`Client`], clone it freely (clones share the
+//! redirects, gzip/deflate, proxies, Digest and Basic auth, timeouts. Build one [`Client`], clone it freely (clones share the
 //! pool), and call it from any number of fibers.
 //!
 //! ```no_run
@@ -10,6 +10,7 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | `auth.rs` | Digest (SHA-256, MD5) and Basic answers to `401` |
 //! | `builder.rs` | [`ClientBuilder`]: settings, each default a named constant |
 //! | `request.rs` | [`RequestBuilder`]: headers, query, body; `send` with redirects |
 //! | `exchange.rs` | one request on one connection, `100-continue`; the retry on a dead reused connection |
@@ -25,6 +26,7 @@
 //!
 //! The wire format is the crate's HTTP/1.1 codec (`h1/`), shared with the server.
 
+mod auth;
 mod builder;
 mod conn;
 mod decode;

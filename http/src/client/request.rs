@@ -7,6 +7,7 @@ use std::time::Duration;
 use moria_runtime::Deadline;
 use serde::Serialize;
 
+use super::auth::{self, Credentials};
 use super::conn::Timing;
 use super::error::{Error, Result};
 use super::exchange::{perform, Outgoing};
@@ -34,6 +35,7 @@ pub struct RequestBuilder {
     fields: Vec<(String, String)>,
     body: RequestBody,
     timeout: Option<Duration>,
+    credentials: Option<Credentials>,
     error: Option<Error>,
 }
 
@@ -55,6 +57,7 @@ impl RequestBuilder {
             fields: Vec::new(),
             body: RequestBody::Empty,
             timeout: None,
+            credentials: None,
             error,
         }
     }
@@ -129,6 +132,17 @@ impl RequestBuilder {
         self
     }
 
+    /// Answers a `401` with these credentials: Digest (SHA-256 or MD5, `qop=auth`) when the
+    /// server offers it, else Basic. Once per URL, only on this request's origin, and only with
+    /// a replayable body.
+    pub fn auth(mut self, user: &str, password: &str) -> Self {
+        self.credentials = Some(Credentials {
+            user: user.to_owned(),
+            password: password.to_owned(),
+        });
+        self
+    }
+
     /// A deadline for this request (redirects and body included), replacing the client's.
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
@@ -159,6 +173,7 @@ impl RequestBuilder {
             mut fields,
             mut body,
             timeout,
+            credentials,
             ..
         } = self;
         let mut url = url?;
@@ -177,6 +192,9 @@ impl RequestBuilder {
         let mut seen = HashSet::new();
         seen.insert((method.clone(), url.to_string()));
         let mut hops = 0;
+        // Credentials answer a 401 once per URL, and only on the origin they were given for.
+        let auth_origin = url.clone();
+        let mut answered: Option<String> = None;
         loop {
             let out = Outgoing {
                 method: &method,
@@ -186,6 +204,20 @@ impl RequestBuilder {
                 decode,
             };
             let response = perform(inner, out, &timing)?;
+            if response.status() == 401 && body.replayable() && url.same_origin(&auth_origin) {
+                let here = url.to_string();
+                let value = credentials.as_ref().and_then(|c| {
+                    let challenges = response.headers().get_all("www-authenticate");
+                    auth::answer(c, challenges, &method, url.target())
+                });
+                if let Some(value) = value.filter(|_| answered.as_ref() != Some(&here)) {
+                    answered = Some(here);
+                    response.discard(REDIRECT_DRAIN);
+                    fields.retain(|(n, _)| !n.eq_ignore_ascii_case("authorization"));
+                    fields.push(("Authorization".to_owned(), value));
+                    continue;
+                }
+            }
             let Some(next) = redirect(&response, &body, &url, config.max_redirects)? else {
                 return Ok(response);
             };
