@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 
 use common::tls::start_tls;
 use common::*;
-use moria_crypto::Hasher;
+use moria_crypto::{Hasher, Identity, TlsAcceptor};
 use moria_http::client::{Client, Error};
 use moria_http::{Body, HandlerResult, Request, Response, Server};
 
@@ -45,6 +45,12 @@ fn handler(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
                 SharedReader { data, pos: 0 },
                 Some(BIG as u64),
             ));
+        }
+        "/tls" => {
+            let info = req.tls().cloned().unwrap_or_default();
+            let alpn = info.alpn.unwrap_or_default();
+            let sni = info.server_name.unwrap_or_default();
+            res.body(format!("{sni} {}", String::from_utf8_lossy(&alpn)));
         }
         _ => {
             res.body("hello");
@@ -119,6 +125,32 @@ fn large_download_over_https_matches_by_sha256_and_keeps_the_connection() {
     }
     assert_eq!(tls.server.stats().accepted, 1);
     stop(&tls.server);
+}
+
+#[test]
+fn sni_and_alpn_reach_the_server() {
+    let identity = Identity::self_signed(&["localhost"]).unwrap();
+    let pem = identity.certificate_pem().unwrap();
+    let acceptor = TlsAcceptor::builder(identity)
+        .alpn(&["h2", "http/1.1"])
+        .build()
+        .unwrap();
+    let server = Server::builder()
+        .listen_tls("127.0.0.1:0", acceptor)
+        .shutdown_grace(TEST_GRACE)
+        .start(handler)
+        .unwrap();
+    let client = Client::builder()
+        .add_root_certificate_pem(&pem)
+        .build()
+        .unwrap();
+    let url = format!("https://localhost:{}/tls", server.local_addr().port());
+    let text = client.get(&url).send().unwrap().text().unwrap();
+    assert_eq!(
+        text, "localhost http/1.1",
+        "SNI, and ALPN settled on http/1.1, never h2"
+    );
+    stop(&server);
 }
 
 #[test]
