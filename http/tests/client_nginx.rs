@@ -116,8 +116,16 @@ fn the_client_against_nginx() {
     let conn = r.headers().get("x-connection").unwrap().to_owned();
     assert_eq!(sha256(&r.bytes().unwrap()), sha256(&big()));
 
+    let raw = client
+        .get(&at("/hello.txt"))
+        .header("Accept-Encoding", "gzip")
+        .send()
+        .unwrap();
+    assert_eq!(raw.headers().get("content-encoding"), Some("gzip"));
+    assert_eq!(&raw.bytes().unwrap()[..2], b"\x1f\x8b");
+
     let r = client.get(&at("/hello.txt")).send().unwrap();
-    assert_eq!(r.headers().get("content-encoding"), Some("gzip"));
+    assert_eq!(r.headers().get("content-encoding"), None, "decoded");
     assert_eq!(
         r.headers().get("x-connection"),
         Some(conn.as_str()),

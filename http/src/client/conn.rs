@@ -59,6 +59,8 @@ impl Write for Transport {
 /// An open connection: buffered reads, direct writes.
 pub(crate) struct Link {
     io: BufReader<Transport>,
+    /// The socket timeout set last (setting it is a system call: skipped when unchanged).
+    armed: Option<Duration>,
 }
 
 /// The timeouts one request runs under.
@@ -100,13 +102,18 @@ impl Timing {
 
 impl Link {
     /// Sets the socket's read and write timeouts for the next wait.
-    pub(crate) fn arm(&self, timing: &Timing) -> io::Result<()> {
+    pub(crate) fn arm(&mut self, timing: &Timing) -> io::Result<()> {
         let wait = timing
             .next_wait()
             .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "request deadline"))?;
+        if self.armed == Some(wait) {
+            return Ok(());
+        }
         let tcp = self.io.get_ref().tcp();
         tcp.set_read_timeout(Some(wait))?;
-        tcp.set_write_timeout(Some(wait))
+        tcp.set_write_timeout(Some(wait))?;
+        self.armed = Some(wait);
+        Ok(())
     }
 
     /// Whether the idle connection shows signs of having been closed by the server (or of
@@ -217,5 +224,6 @@ pub(crate) fn open(
     };
     Ok(Link {
         io: BufReader::with_capacity(READ_BUFFER, transport),
+        armed: None,
     })
 }

@@ -221,8 +221,14 @@ fn attempt(
         *timing,
         url_text.clone(),
     );
+    let mut fields = head.fields;
     let body = match coding {
         Some(format) if req.decode && has_body => {
+            // The headers describe the body the caller reads: decoded, of unknown length.
+            fields.retain(|(n, _)| {
+                !n.eq_ignore_ascii_case("content-encoding")
+                    && !n.eq_ignore_ascii_case("content-length")
+            });
             Content::decoded(wire, format, client.config.bomb, url_text)
         }
         _ => Content::Identity(Box::new(wire)),
@@ -231,7 +237,7 @@ fn attempt(
         status: head.status,
         reason: head.reason,
         version: head.version,
-        headers: Headers::new(head.fields),
+        headers: Headers::new(fields),
         url: url.clone(),
         body,
         max_body: client.config.max_body,

@@ -148,3 +148,18 @@ impl std::fmt::Debug for Client {
             .finish_non_exhaustive()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+
+    #[test]
+    fn clients_are_shared_and_responses_move_between_fibers() {
+        send_sync::<Client>();
+        send::<Response>();
+        send::<RequestBuilder>();
+    }
+}
