@@ -149,6 +149,20 @@ fn truncated_head_and_bad_status_line() {
 }
 
 #[test]
+fn an_oversized_head_is_refused() {
+    let server = RawServer::start(|mut s, _| {
+        read_head(&mut s);
+        let mut head = b"HTTP/1.1 200 OK\r\n".to_vec();
+        while head.len() < 70 * 1024 {
+            head.extend_from_slice(b"X-Filler: 0123456789012345678901234567890123456789\r\n");
+        }
+        let _ = s.write_all(&head);
+        let _ = s.read(&mut [0u8; 1]);
+    });
+    assert_eq!(violation(&server), Violation::HeadTooLarge);
+}
+
+#[test]
 fn truncated_body_read_through_read_says_so() {
     let server = RawServer::answer(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this");
     let mut r = client().get(&server.url("/")).send().unwrap();
