@@ -49,6 +49,33 @@ fn idempotent_request_on_a_dead_reused_connection_is_retried_once_on_a_new_one()
 }
 
 #[test]
+fn the_retry_works_over_tls_too() {
+    let (acceptor, pem) = common::tls::acceptor();
+    let server = RawServer::start(move |s, index| {
+        let Ok(mut s) = acceptor.accept(s) else {
+            return;
+        };
+        while read_head(&mut s).is_some() {
+            let body = index.to_string();
+            let answer = format!("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\n{body}");
+            if s.write_all(answer.as_bytes()).is_err() || index == 0 {
+                // The first connection reads the next request, then drops without a word.
+                read_head(&mut s);
+                return;
+            }
+        }
+    });
+    let client = Client::builder()
+        .add_root_certificate_pem(&pem)
+        .build()
+        .unwrap();
+    let target = format!("https://localhost:{}/", server.addr.port());
+    assert_eq!(client.get(&target).send().unwrap().text().unwrap(), "0");
+    assert_eq!(client.get(&target).send().unwrap().text().unwrap(), "1");
+    assert_eq!(server.accepted(), 2);
+}
+
+#[test]
 fn non_idempotent_request_on_a_dead_reused_connection_is_not_retried() {
     let server = closes_after_first_answer();
     let client = Client::new().unwrap();

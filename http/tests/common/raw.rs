@@ -57,7 +57,7 @@ impl RawServer {
 }
 
 /// Reads one request head (up to the empty line) byte by byte; `None` at end of stream.
-pub fn read_head(s: &mut TcpStream) -> Option<String> {
+pub fn read_head(s: &mut impl Read) -> Option<String> {
     let mut head = Vec::new();
     let mut b = [0u8; 1];
     while !head.ends_with(b"\r\n\r\n") {
