@@ -1,5 +1,6 @@
-//! HTTPS and large bodies: a 100 MiB download checked by SHA-256 over HTTP and HTTPS, keep-alive
-//! over TLS, certificate verification on by default, and the insecure switch.
+//! HTTPS and large bodies: a 100 MiB download checked by SHA-256 over HTTP and HTTPS, a file
+//! uploaded by sendfile (HTTP) and by reads (HTTPS), keep-alive over TLS, SNI and ALPN,
+//! certificate verification on by default, and the insecure switch.
 
 mod common;
 
@@ -45,6 +46,18 @@ fn handler(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
                 SharedReader { data, pos: 0 },
                 Some(BIG as u64),
             ));
+        }
+        "/sha256" => {
+            let mut h = Hasher::new("sha256")?;
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = req.body().read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                h.update(&buf[..n])?;
+            }
+            res.body(h.finish()?.to_hex());
         }
         "/tls" => {
             let info = req.tls().cloned().unwrap_or_default();
@@ -164,5 +177,38 @@ fn an_untrusted_certificate_is_refused_unless_told_otherwise() {
         .build()
         .unwrap();
     assert_eq!(insecure.get(&url).send().unwrap().text().unwrap(), "hello");
+    stop(&tls.server);
+}
+
+/// Uploads the first 8 MiB of [`big`] from a file; returns the server's SHA-256 of what it got.
+fn upload_file(client: &Client, url: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("upload.bin");
+    std::fs::write(&path, &big()[..8 * 1024 * 1024]).unwrap();
+    let file = moria_streams::File::open(&path).unwrap();
+    let r = client.put(url).body_file(file).send().unwrap();
+    assert_eq!(r.status(), 200);
+    r.text().unwrap()
+}
+
+#[test]
+fn file_uploads_use_sendfile_on_plain_tcp_and_reads_under_tls() {
+    let want = sha256(&big()[..8 * 1024 * 1024]);
+    let server = start(Server::builder().max_body(16 * 1024 * 1024), handler);
+    let before = moria_streams::transfer::transfer_stats();
+    let got = upload_file(&Client::new().unwrap(), &url(&server, "/sha256"));
+    assert_eq!(got, want);
+    let moved = moria_streams::transfer::transfer_stats().since(&before);
+    assert!(moved.sendfile_bytes >= 8 * 1024 * 1024, "{moved:?}");
+    stop(&server);
+
+    let tls = start_tls(Server::builder().max_body(16 * 1024 * 1024), handler);
+    let client = Client::builder()
+        .add_root_certificate_pem(&tls.pem)
+        .build()
+        .unwrap();
+    let port = tls.server.local_addr().port();
+    let got = upload_file(&client, &format!("https://localhost:{port}/sha256"));
+    assert_eq!(got, want);
     stop(&tls.server);
 }

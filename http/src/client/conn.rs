@@ -8,6 +8,7 @@ use std::time::Duration;
 use moria_crypto::{TlsConnector, TlsStream};
 use moria_runtime::net::TcpStream;
 use moria_runtime::{blocking_io, Deadline};
+use moria_streams::transfer::{RawSink, ZeroCopySink};
 
 use super::error::{Error, Phase, Result};
 use super::proxy::{tunnel, ProxyServer};
@@ -36,6 +37,16 @@ impl Read for Transport {
         match self {
             Transport::Plain(s) => s.read(buf),
             Transport::Tls(t) => t.read(buf),
+        }
+    }
+}
+
+impl ZeroCopySink for Transport {
+    /// The socket for `sendfile` on plain TCP; TLS must see the bytes.
+    fn raw_sink(&mut self) -> io::Result<Option<&mut dyn RawSink>> {
+        match self {
+            Transport::Plain(s) => s.raw_sink(),
+            Transport::Tls(_) => Ok(None),
         }
     }
 }

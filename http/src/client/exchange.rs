@@ -253,7 +253,7 @@ fn expects_continue(body: &RequestBody, min: Option<u64>) -> bool {
     match body {
         RequestBody::Empty => false,
         RequestBody::Bytes(b) => b.len() as u64 >= min,
-        RequestBody::Reader { len: Some(n), .. } => *n >= min,
+        RequestBody::Reader { len: Some(n), .. } | RequestBody::File { len: n, .. } => *n >= min,
         RequestBody::Reader { len: None, .. } => true,
     }
 }

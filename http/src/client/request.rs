@@ -1,10 +1,11 @@
 //! [`RequestBuilder`]: method, URL, headers, query and body; `send` follows redirects.
 
 use std::collections::HashSet;
-use std::io::Read;
+use std::io::{Read, Seek};
 use std::time::Duration;
 
 use moria_runtime::Deadline;
+use moria_streams::File;
 use serde::Serialize;
 
 use super::auth::{self, Credentials};
@@ -114,6 +115,23 @@ impl RequestBuilder {
             reader: Box::new(reader),
             len,
         };
+        self
+    }
+
+    /// Sends `file` from its current position to its end, with Content-Length: by `sendfile`
+    /// on plain TCP (the bytes never enter user space), by reads under TLS. Sent once, like
+    /// [`RequestBuilder::body_reader`].
+    pub fn body_file(mut self, mut file: File) -> Self {
+        let len = file
+            .size()
+            .and_then(|size| Ok(size.saturating_sub(file.stream_position()?)));
+        match len {
+            Ok(len) => self.body = RequestBody::File { file, len },
+            Err(source) => {
+                let url = self.url_text();
+                self.error.get_or_insert(Error::RequestBody { url, source });
+            }
+        }
         self
     }
 

@@ -1,9 +1,12 @@
-//! The request going out: its body (bytes, or a reader sent with Content-Length or chunked)
-//! and the writes of head and body, telling the caller's read errors from the connection's.
+//! The request going out: its body (bytes; a file, by `sendfile` on plain TCP; or a reader
+//! sent with Content-Length or chunked) and the writes of head and body, telling the caller's
+//! read errors from the connection's.
 
 use std::io::{self, Read, Write};
 
-use moria_streams::ChunkedWriter;
+use moria_streams::{ChunkedWriter, File, TransferExt};
+
+use super::conn::Transport;
 
 use crate::h1::encode::Length;
 
@@ -17,6 +20,13 @@ pub(crate) enum RequestBody {
     Empty,
     /// These bytes (replayable: redirects and retries can send them again).
     Bytes(Vec<u8>),
+    /// A file from its current position, `len` bytes: `sendfile` on plain TCP. Sent once.
+    File {
+        /// The file.
+        file: File,
+        /// Bytes to send.
+        len: u64,
+    },
     /// A reader, sent once: with its length as Content-Length, or chunked when unknown.
     Reader {
         /// The source.
@@ -29,7 +39,7 @@ pub(crate) enum RequestBody {
 impl RequestBody {
     /// Whether the body can be sent again.
     pub(crate) fn replayable(&self) -> bool {
-        !matches!(self, RequestBody::Reader { .. })
+        matches!(self, RequestBody::Empty | RequestBody::Bytes(_))
     }
 }
 
@@ -39,7 +49,9 @@ pub(crate) fn length_of(method: &str, body: &RequestBody) -> Length {
         RequestBody::Empty if matches!(method, "POST" | "PUT" | "PATCH") => Length::Known(0),
         RequestBody::Empty => Length::Bodyless,
         RequestBody::Bytes(b) => Length::Known(b.len() as u64),
-        RequestBody::Reader { len: Some(n), .. } => Length::Known(*n),
+        RequestBody::Reader { len: Some(n), .. } | RequestBody::File { len: n, .. } => {
+            Length::Known(*n)
+        }
         RequestBody::Reader { len: None, .. } => Length::Chunked,
     }
 }
@@ -54,7 +66,7 @@ pub(crate) enum SendError {
 
 /// Writes the head and the body (Content-Length or chunked, as the head declared).
 pub(crate) fn send(
-    w: &mut impl Write,
+    w: &mut Transport,
     head: &[u8],
     body: &mut RequestBody,
 ) -> std::result::Result<(), SendError> {
@@ -80,6 +92,17 @@ pub(crate) fn send(
                 return Err(SendError::Source(io::Error::new(
                     io::ErrorKind::UnexpectedEof,
                     format!("body ended after {sent} of its {n} declared bytes"),
+                )));
+            }
+        }
+        RequestBody::File { file, len } => {
+            w.write_all(head).map_err(SendError::Socket)?;
+            // A failed sendfile cannot say which side failed: it counts as the connection's.
+            let sent = file.transfer_to(w, Some(*len)).map_err(SendError::Socket)?;
+            if sent < *len {
+                return Err(SendError::Source(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!("file ended after {sent} of its {len} bytes"),
                 )));
             }
         }
