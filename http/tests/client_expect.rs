@@ -77,36 +77,32 @@ fn recording(answer_100: bool) -> (RawServer, mpsc::Receiver<String>) {
     (server, rx)
 }
 
+/// Posts `body` to a [`recording`] server; returns the server's answer and the head it got.
+fn post(answer_100: bool, body: Vec<u8>) -> (String, String) {
+    let (server, heads) = recording(answer_100);
+    let r = client().post(&server.url("/")).body(body).send().unwrap();
+    (r.text().unwrap(), heads.recv().unwrap())
+}
+
 #[test]
 fn the_body_waits_for_100_continue() {
-    let (server, heads) = recording(true);
-    let r = client()
-        .post(&server.url("/"))
-        .body(vec![7u8; 5000])
-        .send()
-        .unwrap();
-    assert_eq!(r.text().unwrap(), "5000");
-    assert!(heads.recv().unwrap().contains("Expect: 100-continue"));
+    let (answer, head) = post(true, vec![7u8; 5000]);
+    assert_eq!(answer, "5000");
+    assert!(head.contains("Expect: 100-continue"));
 }
 
 #[test]
 fn a_silent_server_gets_the_body_after_the_continue_timeout() {
-    let (server, heads) = recording(false);
-    let r = client()
-        .post(&server.url("/"))
-        .body(vec![7u8; 5000])
-        .send()
-        .unwrap();
-    assert_eq!(r.text().unwrap(), "5000");
-    assert!(heads.recv().unwrap().contains("Expect: 100-continue"));
+    let (answer, head) = post(false, vec![7u8; 5000]);
+    assert_eq!(answer, "5000");
+    assert!(head.contains("Expect: 100-continue"));
 }
 
 #[test]
 fn small_bodies_go_out_at_once() {
-    let (server, heads) = recording(false);
-    let r = client().post(&server.url("/")).body("tiny").send().unwrap();
-    assert_eq!(r.text().unwrap(), "4");
-    assert!(!heads.recv().unwrap().contains("Expect"));
+    let (answer, head) = post(false, b"tiny".to_vec());
+    assert_eq!(answer, "4");
+    assert!(!head.contains("Expect"));
 }
 
 #[test]
