@@ -6,31 +6,10 @@ mod common;
 
 use std::fs;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
-use common::wait_until;
+use common::peer::{free_port, Peer};
 use moria_crypto::Hasher;
 use moria_http::client::Client;
-
-/// Kills nginx when the test ends, passing or not.
-struct Nginx {
-    child: Child,
-    base: String,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Nginx {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// A port free right now (nginx cannot listen on port 0 and report the port back).
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
 
 fn config(dir: &Path, port: u16) -> String {
     let d = dir.display();
@@ -63,34 +42,25 @@ http {{
     )
 }
 
-fn start_nginx() -> Nginx {
+fn start_nginx() -> Peer {
     let dir = tempfile::tempdir().expect("tempdir");
-    let d = dir.path();
+    let d = &dir.path().to_owned();
     fs::create_dir_all(d.join("tmp")).unwrap();
     fs::create_dir_all(d.join("www")).unwrap();
     fs::write(d.join("www/hello.txt"), "hello from nginx\n".repeat(200)).unwrap();
     fs::write(d.join("www/big.bin"), big()).unwrap();
     let port = free_port();
     fs::write(d.join("nginx.conf"), config(d, port)).unwrap();
-    let child = Command::new("nginx")
-        .arg("-p")
-        .arg(d)
-        .arg("-c")
-        .arg(d.join("nginx.conf"))
-        .arg("-e")
-        .arg(d.join("error.log"))
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("the `nginx` command is missing: install the Debian package `nginx`");
-    let nginx = Nginx {
-        child,
-        base: format!("http://127.0.0.1:{port}"),
-        _dir: dir,
-    };
-    wait_until("nginx to accept connections", || {
-        std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
-    });
-    nginx
+    let (conf, log) = (d.join("nginx.conf"), d.join("error.log"));
+    let args = [
+        Path::new("-p"),
+        d,
+        Path::new("-c"),
+        &conf,
+        Path::new("-e"),
+        &log,
+    ];
+    Peer::start("nginx", "nginx", &args, port, dir)
 }
 
 /// 4 MiB that differ everywhere.
@@ -110,7 +80,7 @@ fn sha256(data: &[u8]) -> String {
 fn the_client_against_nginx() {
     let nginx = start_nginx();
     let client = Client::new().unwrap();
-    let at = |path: &str| format!("{}{path}", nginx.base);
+    let at = |path: &str| format!("http://127.0.0.1:{}{path}", nginx.port);
 
     let r = client.get(&at("/big.bin")).send().unwrap();
     let conn = r.headers().get("x-connection").unwrap().to_owned();

@@ -6,6 +6,7 @@
 #![allow(dead_code)]
 
 pub mod files;
+pub mod peer;
 pub mod raw;
 pub mod tls;
 
