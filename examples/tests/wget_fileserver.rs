@@ -1,6 +1,7 @@
 //! `wget` against the file server: a download identical to the served file; `-c` resuming an
 //! interrupted download (a `.part` prefix) gives an identical file; a stale validator starts
-//! over; an HTTP error status exits non-zero and leaves no file; `http_proxy` is honoured.
+//! over; an HTTP error status exits non-zero and leaves no file; a broken transfer exits
+//! non-zero and leaves only the `.part` file; `http_proxy` is honoured.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
@@ -121,23 +122,14 @@ fn downloads_resumes_and_fails_cleanly() {
 
 #[test]
 fn honours_http_proxy_from_the_environment() {
-    let proxy = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = proxy.local_addr().unwrap();
     // A proxy double: answers the one request with the request line it received.
-    let answered = std::thread::spawn(move || {
-        let (mut s, _) = proxy.accept().unwrap();
-        let mut head = Vec::new();
-        let mut b = [0u8; 1];
-        while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap() == 1 {
-            head.push(b[0]);
-        }
-        let head = String::from_utf8(head).unwrap();
-        let line = head.lines().next().unwrap_or_default().to_owned();
-        let answer = format!(
+    let (addr, answered) = serve_once(|head| {
+        let line = head.lines().next().unwrap_or_default();
+        format!(
             "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{line}",
             line.len()
-        );
-        s.write_all(answer.as_bytes()).unwrap();
+        )
+        .into_bytes()
     });
     let out = tempfile::tempdir().unwrap();
     let o = Command::new(env!("CARGO_BIN_EXE_wget"))
@@ -158,5 +150,48 @@ fn honours_http_proxy_from_the_environment() {
     assert_eq!(
         fs::read_to_string(out.path().join("via-proxy.txt")).unwrap(),
         "GET http://origin.invalid/file.txt HTTP/1.1"
+    );
+}
+
+/// A one-shot server thread: reads a request head, writes what `answer` makes of it, closes.
+fn serve_once(
+    answer: impl FnOnce(&str) -> Vec<u8> + Send + 'static,
+) -> (std::net::SocketAddr, std::thread::JoinHandle<()>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let served = std::thread::spawn(move || {
+        let (mut s, _) = listener.accept().unwrap();
+        let mut head = Vec::new();
+        let mut b = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") && s.read(&mut b).unwrap() == 1 {
+            head.push(b[0]);
+        }
+        s.write_all(&answer(&String::from_utf8_lossy(&head)))
+            .unwrap();
+    });
+    (addr, served)
+}
+
+#[test]
+fn a_broken_transfer_fails_and_leaves_only_the_part_file() {
+    let mut answer = b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n".to_vec();
+    answer.extend_from_slice(&[b'z'; 400]);
+    let (addr, served) = serve_once(move |_| answer);
+    let out = tempfile::tempdir().unwrap();
+    let o = wget(
+        out.path(),
+        &["-q", "-O", "cut.bin", &format!("http://{addr}/cut.bin")],
+    );
+    served.join().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("transfer broken after 400 bytes"), "{err}");
+    assert!(
+        !out.path().join("cut.bin").exists(),
+        "no truncated file looks complete"
+    );
+    assert_eq!(
+        fs::read(out.path().join("cut.bin.part")).unwrap().len(),
+        400
     );
 }
