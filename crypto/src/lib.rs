@@ -19,7 +19,7 @@
 //! | [`x509`] | [`x509::Certificate`], [`x509::CertBuilder`] (CA, TLS server/client, code signing), [`x509::Csr`], [`x509::CrlBuilder`]/[`x509::Crl`] |
 //! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
 //! | [`hsm`] | [`hsm::Hsm`], [`hsm::HsmKey`]: PKCS#11 tokens (by module, slot, PIN); keys that sign on the token, for JWTs and CSRs too |
-//! | [`encoding`] | hex, base64url, base64 |
+//! | [`encoding`] | hex, base64 and base64url (canonical forms only) |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |
 //! | `error` | [`Error`], [`Result`] |
 //!

@@ -17,6 +17,8 @@
 //! - [`access_log`]: combined log format through `log`.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
+//! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
+//!   bench's `fuzz_h1`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
 //!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
 #![warn(missing_docs)]
@@ -26,6 +28,9 @@ pub mod body;
 pub mod client;
 pub mod compress;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod h1;
 pub mod handler;
 pub mod limits;

@@ -66,8 +66,3 @@ pub use scope::{scope, Scope, ScopedJoinHandle};
 pub use shutdown::ShutdownToken;
 pub use stats::{stats, Stats};
 pub use time::Deadline;
-
-#[doc(hidden)]
-pub mod __private {
-    pub use may::LocalKey;
-}

@@ -1,16 +1,16 @@
 //! Request head encoding: request line, Host, caller fields, framing.
 
 use super::super::encode::Length;
-use super::super::parse::{TOKEN, VALUE};
+use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
 
 /// Whether `name` is a field name (a token, RFC 9110 §5.1).
 pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(|c| TOKEN[c as usize])
+    !name.is_empty() && name.bytes().all(is_tchar)
 }
 
 /// Whether `value` may be a field value: no CR, LF or other control byte (RFC 9110 §5.5).
 pub(crate) fn valid_value(value: &str) -> bool {
-    value.bytes().all(|c| VALUE[c as usize])
+    value.bytes().all(is_field_value_byte)
 }
 
 /// Appends `METHOD target HTTP/1.1`, `Host` (unless `fields` has one), `fields` (already
