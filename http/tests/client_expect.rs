@@ -1,6 +1,7 @@
 //! `Expect: 100-continue` from the client: large and unknown-length bodies wait for the
 //! server's 100, are sent anyway when it stays silent, and are never sent when the server
-//! answers first (and that connection is closed); small bodies go out at once.
+//! answers first (and that connection is closed); small bodies go out at once; without the
+//! expectation, an answer that comes before the body was taken is still the response.
 
 mod common;
 
@@ -126,4 +127,23 @@ fn a_final_answer_instead_of_100_means_the_body_is_never_sent() {
     assert_eq!(r.status(), 401);
     drop(r);
     assert_eq!(rx.recv().unwrap(), 0, "no body byte was sent");
+}
+
+#[test]
+fn an_answer_before_the_body_is_taken_is_the_response() {
+    let server = RawServer::start(|mut s, _| {
+        read_head(&mut s);
+        // Refuses at once and closes without reading the body.
+        let _ = s.write_all(
+            b"HTTP/1.1 413 Content Too Large\r\nContent-Length: 4\r\nConnection: close\r\n\r\nbig!",
+        );
+    });
+    let client = Client::builder().expect_continue(None).build().unwrap();
+    let r = client
+        .put(&server.url("/"))
+        .body(vec![7u8; 32 * 1024 * 1024])
+        .send()
+        .unwrap();
+    assert_eq!(r.status(), 413);
+    assert_eq!(r.text().unwrap(), "big!");
 }

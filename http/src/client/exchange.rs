@@ -109,12 +109,17 @@ fn closed_by_peer(e: &io::Error) -> bool {
     )
 }
 
-/// The client error for a socket error, and whether it counts as stale.
-fn socket_failure(url: &Url, timing: &Timing, e: io::Error, nothing_received: bool) -> Failed {
-    if matches!(
+/// Whether an I/O error is a socket timeout expiring.
+fn is_timeout(e: &io::Error) -> bool {
+    matches!(
         e.kind(),
         io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
-    ) {
+    )
+}
+
+/// The client error for a socket error, and whether it counts as stale.
+fn socket_failure(url: &Url, timing: &Timing, e: io::Error, nothing_received: bool) -> Failed {
+    if is_timeout(&e) {
         return Failed {
             error: timeout(url, timing.expired_phase()),
             stale: false,
@@ -195,17 +200,28 @@ fn attempt(
             final_head.keep_alive = false;
             final_head
         }
-        None => {
-            send(conn.link.writer(), &head, req.body).map_err(sent)?;
-            loop {
+        None => match send(conn.link.writer(), &head, req.body) {
+            Ok(()) => loop {
                 let head = read_head(client, &mut conn.link, timing, req, &mut buf)?;
                 // Interim responses (RFC 9110 §15.2) precede the final one; 101 would be final
                 // but is never asked for.
                 if !(100..200).contains(&head.status) || head.status == 101 {
                     break head;
                 }
+            },
+            // A server may answer (413, 401) and close before taking the whole body: that
+            // answer is the response; without one, the failure to send stands.
+            Err(SendError::Socket(e)) if !is_timeout(&e) => {
+                match read_head(client, &mut conn.link, timing, req, &mut buf) {
+                    Ok(mut answer) if answer.status >= 200 => {
+                        answer.keep_alive = false;
+                        answer
+                    }
+                    _ => return Err(socket_failure(url, timing, e, true)),
+                }
             }
-        }
+            Err(e) => return Err(sent(e)),
+        },
     };
     let url_text = url.to_string();
     let coding = head
