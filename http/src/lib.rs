@@ -12,6 +12,7 @@
 //! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
 //! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
+//! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
@@ -24,6 +25,7 @@
 
 pub mod access_log;
 pub mod body;
+pub mod client;
 pub mod compress;
 mod error;
 #[cfg(feature = "fuzzing")]

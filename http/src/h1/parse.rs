@@ -219,15 +219,20 @@ fn framing(
 
 /// Transfer codings seen across all Transfer-Encoding lines.
 #[derive(Default)]
-struct TeState {
-    seen: bool,
-    chunked: u32,
-    chunked_last: bool,
-    other: bool,
+pub(crate) struct TeState {
+    /// Whether any Transfer-Encoding line was seen.
+    pub seen: bool,
+    /// How many times `chunked` was listed.
+    pub chunked: u32,
+    /// Whether `chunked` was the last coding listed.
+    pub chunked_last: bool,
+    /// Whether a coding other than `chunked` was listed.
+    pub other: bool,
 }
 
 impl TeState {
-    fn add(&mut self, v: &[u8]) {
+    /// Records the codings of one Transfer-Encoding field value.
+    pub(crate) fn add(&mut self, v: &[u8]) {
         self.seen = true;
         for coding in list(v) {
             if coding.eq_ignore_ascii_case(b"chunked") {
@@ -243,7 +248,7 @@ impl TeState {
 
 /// Rule 5: Content-Length is 1*DIGIT, or a list of identical values; every occurrence must
 /// agree with the previous ones.
-fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
+pub(crate) fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
     let mut found = prev;
     let mut any = false;
     for item in v.split(|&c| c == b',') {
@@ -271,7 +276,7 @@ fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
 }
 
 /// Non-empty, OWS-trimmed elements of a comma-separated list (RFC 9110 §5.6.1).
-fn list(v: &[u8]) -> impl Iterator<Item = &[u8]> {
+pub(crate) fn list(v: &[u8]) -> impl Iterator<Item = &[u8]> {
     v.split(|&c| c == b',')
         .map(trim_ows)
         .filter(|t| !t.is_empty())
@@ -296,7 +301,7 @@ fn skip(buf: &[u8], i: usize, table: &[bool; 256]) -> usize {
 
 /// If a line ends at `i` (LF, or CR LF), the index after the line ending.
 #[inline]
-fn line_end(buf: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn line_end(buf: &[u8], i: usize) -> Option<usize> {
     match at(buf, i) {
         b'\n' => Some(i + 1),
         b'\r' if at(buf, i + 1) == b'\n' => Some(i + 2),
@@ -416,7 +421,7 @@ fn parse_version(v: &[u8]) -> Result<Version, Failure> {
 
 /// `field-name ":" OWS field-value OWS` (RFC 9112 §5) at `pos`, validated in one pass;
 /// returns the name, the trimmed value and where the next line starts.
-fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
+pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     // §5.2: obsolete line folding (a line starting with whitespace) is rejected.
     if matches!(at(buf, pos), b' ' | b'\t') {
         return Err(Failure::ObsFold);
