@@ -13,7 +13,7 @@
 //! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
-//! - [`access_log`]: combined log format through `log`.
+//! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
@@ -26,6 +26,7 @@ pub mod compress;
 mod error;
 mod h1;
 pub mod handler;
+pub mod html;
 pub mod limits;
 pub mod method;
 pub mod percent;
