@@ -168,6 +168,9 @@ pub fn parse_wrk(text: &str) -> Result<Measured, String> {
         }
     }
     m.rps = rps.ok_or_else(|| format!("no Requests/sec in wrk output: {text}"))?;
+    if m.requests == 0 {
+        return Err("no response completed".into());
+    }
     Ok(m)
 }
 
@@ -224,6 +227,8 @@ Transfer/sec:     12.00MB
             }
         );
         assert!(parse_wrk("garbage").is_err());
+        let none = WRK.replace("450000 requests", "0 requests");
+        assert_eq!(parse_wrk(&none), Err("no response completed".into()));
     }
 
     #[test]

@@ -105,7 +105,7 @@ fn ms(v: Option<f64>) -> String {
 
 fn rate(s: &Summary, body: Option<u64>) -> String {
     match body {
-        Some(b) if b >= 1 << 20 => format!("{:.0} ({:.0} MB/s)", s.rps, s.rps * b as f64 / 1e6),
+        Some(b) if b >= 1 << 20 => format!("{:.2} ({:.0} MB/s)", s.rps, s.rps * b as f64 / 1e6),
         _ => format!("{:.0}", s.rps),
     }
 }

@@ -29,6 +29,20 @@ pub struct Scenario {
     pub body_bytes: Option<u64>,
 }
 
+/// Shortest run for a throughput scenario: a 1 GiB response takes about a second.
+const MIN_THROUGHPUT_SECONDS: u64 = 5;
+
+impl Scenario {
+    /// The run length for a requested `secs`: at least [`MIN_THROUGHPUT_SECONDS`] when each
+    /// response is large.
+    pub fn seconds(&self, secs: u64) -> u64 {
+        match self.body_bytes {
+            Some(b) if b >= 1 << 20 => secs.max(MIN_THROUGHPUT_SECONDS),
+            _ => secs,
+        }
+    }
+}
+
 /// Connections for TFB's keep-alive tests: 64 per load CPU (TFB's own runs go to 512 on
 /// far larger machines).
 pub fn tfb_conns(load_cpus: usize) -> u32 {
