@@ -118,11 +118,17 @@ impl Generator<'_> {
         let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
-            return Err(format!(
-                "load generator failed or was killed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
-            ));
+            // timeout(1) exits 124 when it stopped the run, or dies by SIGKILL with it.
+            let killed = out.status.code().is_none_or(|c| c == 124);
+            return Err(if killed {
+                "killed at the run's time bound".into()
+            } else {
+                format!(
+                    "load generator failed ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )
+            });
         }
         if is_wrk {
             parse_wrk(&text)

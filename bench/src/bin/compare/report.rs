@@ -150,7 +150,7 @@ pub fn table(results: &[ScenarioResult]) -> String {
                         Ok(_) => String::new(),
                     };
                     out.push_str(&format!(
-                        "{head}| refused: {}{}| | | | | | | |\n",
+                        "{head}| no result: {}{}| | | | | | | |\n",
                         why("Moria", m),
                         why(peer.kind.name(), p)
                     ));
@@ -225,7 +225,7 @@ mod tests {
         };
         let t = table(&[r]);
         assert!(
-            t.contains("refused: may_minihttp: 5 non-2xx answers"),
+            t.contains("no result: may_minihttp: 5 non-2xx answers"),
             "{t}"
         );
         assert!(!t.contains("**"), "{t}");

@@ -29,6 +29,9 @@ pub struct Scenario {
     pub body_bytes: Option<u64>,
 }
 
+/// How many times fewer siege repetitions run over HTTPS than over HTTP.
+const HTTPS_SIEGE_DIVISOR: u32 = 5;
+
 /// Shortest run for a throughput scenario: a 1 GiB response takes about a second.
 const MIN_THROUGHPUT_SECONDS: u64 = 5;
 
@@ -49,7 +52,9 @@ pub fn tfb_conns(load_cpus: usize) -> u32 {
     64 * load_cpus.max(1) as u32
 }
 
-/// Every scenario; `load_cpus` scales TFB's connection counts, `siege_reps` sizes siege runs.
+/// Every scenario; `load_cpus` scales TFB's connection counts, `siege_reps` sizes siege runs
+/// over HTTP (over HTTPS a fifth of it: every request is a full TLS handshake, and 500 × 20
+/// handshakes on one server CPU outlast the 15-second bound).
 pub fn all(load_cpus: usize, siege_reps: u32) -> Vec<Scenario> {
     let c = tfb_conns(load_cpus);
     let tfb = |name: &str, what, path: &str, peers: Vec<Kind>, load| Scenario {
@@ -168,7 +173,11 @@ pub fn all(load_cpus: usize, siege_reps: u32) -> Vec<Scenario> {
                 "siege",
                 Load::Siege {
                     conns: 500,
-                    reps: siege_reps,
+                    reps: if https {
+                        (siege_reps / HTTPS_SIEGE_DIVISOR).max(1)
+                    } else {
+                        siege_reps
+                    },
                 },
             ),
         ] {
