@@ -16,6 +16,8 @@
 //! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
+//! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
+//!   bench's `fuzz_h1`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
 //!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
 #![warn(missing_docs)]
@@ -24,6 +26,9 @@ pub mod access_log;
 pub mod body;
 pub mod compress;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod h1;
 pub mod handler;
 pub mod html;
@@ -51,7 +56,7 @@ pub use method::{Method, Version};
 pub use request::Request;
 pub use response::{respond_error, Body, Response};
 pub use router::Router;
-pub use server::{Server, ServerBuilder, ShutdownReport};
+pub use server::{Server, ServerBuilder, ServerStats, ShutdownReport};
 pub use static_files::{StaticFiles, StaticFilesBuilder};
 pub use stream::{respond_stream, Source, StreamInfo};
 pub use tls_info::TlsInfo;

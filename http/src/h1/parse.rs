@@ -5,6 +5,7 @@
 //! of RFC 9112 §6.3 are applied here, numbered as in the RFC.
 
 use memchr::memchr;
+use moria_streams::http_grammar::{alnum_plus, trim_ows, FIELD_VALUE, TCHAR};
 
 use super::failure::Failure;
 use crate::limits::Limits;
@@ -36,7 +37,7 @@ impl Span {
 
 /// How the request body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+pub enum Framing {
     /// No body (RFC 9112 §6.3 rule 7).
     Empty,
     /// Exactly this many bytes (rule 6).
@@ -90,42 +91,12 @@ impl Default for Head {
     }
 }
 
-/// A byte table: ASCII letters and digits plus `extra`.
-const fn alnum_plus(extra: &[u8]) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = (i as u8).is_ascii_alphanumeric();
-        i += 1;
-    }
-    let mut k = 0;
-    while k < extra.len() {
-        t[extra[k] as usize] = true;
-        k += 1;
-    }
-    t
-}
-
-/// tchar (RFC 9110 §5.6.2).
-static TOKEN: [bool; 256] = alnum_plus(b"!#$%&'*+-.^_`|~");
-
 /// Bytes allowed in a request target: visible ASCII (non-ASCII must be percent-encoded).
 static TARGET: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0x21;
     while i < 0x7f {
         t[i] = true;
-        i += 1;
-    }
-    t
-};
-
-/// field-vchar / SP / HTAB (RFC 9110 §5.5), obs-text included.
-static VALUE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = i == 0x09 || (i >= 0x20 && i != 0x7f);
         i += 1;
     }
     t
@@ -276,7 +247,7 @@ fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
     let mut found = prev;
     let mut any = false;
     for item in v.split(|&c| c == b',') {
-        let item = trim(item);
+        let item = trim_ows(item);
         if item.is_empty() || !item.iter().all(u8::is_ascii_digit) {
             return Err(Failure::BadContentLength);
         }
@@ -301,17 +272,9 @@ fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
 
 /// Non-empty, OWS-trimmed elements of a comma-separated list (RFC 9110 §5.6.1).
 fn list(v: &[u8]) -> impl Iterator<Item = &[u8]> {
-    v.split(|&c| c == b',').map(trim).filter(|t| !t.is_empty())
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
+    v.split(|&c| c == b',')
+        .map(trim_ows)
+        .filter(|t| !t.is_empty())
 }
 
 /// The byte at `i`; past the end, LF (the scanner guarantees the head ends with an empty line,
@@ -368,7 +331,7 @@ fn parse_request_line(
     limits: &Limits,
     head: &mut Head,
 ) -> Result<usize, Failure> {
-    let method_end = element(buf, start, &TOKEN, Failure::BadMethod)?;
+    let method_end = element(buf, start, &TCHAR, Failure::BadMethod)?;
     let t0 = method_end + 1;
     let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
     let v0 = t_end + 1;
@@ -458,7 +421,7 @@ fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     if matches!(at(buf, pos), b' ' | b'\t') {
         return Err(Failure::ObsFold);
     }
-    let mut i = skip(buf, pos, &TOKEN);
+    let mut i = skip(buf, pos, &TCHAR);
     let name_end = i;
     match at(buf, i) {
         b':' if i > pos => {}
@@ -487,7 +450,7 @@ fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     }
     let v0 = i;
     // §2.2 and §5.5: no bare CR, no other control characters.
-    i = skip(buf, v0, &VALUE);
+    i = skip(buf, v0, &FIELD_VALUE);
     let Some(next) = line_end(buf, i) else {
         return Err(unexpected(
             buf,

@@ -159,7 +159,7 @@ fn run_scenario(
     for (res, running) in servers.iter_mut().filter(|_| warm > 0) {
         if let (None, Some(r)) = (&res.refused, running.as_ref()) {
             if let Err(e) = gen.run(&warm_load, &url(s, r), warm) {
-                log::warn!("{} {}: warm-up: {e}", s.name, res.kind.name());
+                eprintln!("  {} {}: warm-up: {e}", s.name, res.kind.name());
             }
         }
     }
@@ -353,7 +353,6 @@ fn run(args: Args) -> Result<(), String> {
 }
 
 fn main() {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
     if let Err(e) = run(Args::parse()) {
         eprintln!("compare: {e}");
         std::process::exit(1);

@@ -59,7 +59,7 @@ pub fn ensure() -> Result<(), String> {
             missing.join(", ")
         ));
     }
-    log::info!("installing {}", missing.join(" "));
+    eprintln!("compare: installing {}", missing.join(" "));
     for cmd in ["apt-get update -qq".to_owned(), format!("{install} -qq")] {
         let ok = Command::new("sh")
             .arg("-c")
