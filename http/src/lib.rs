@@ -14,7 +14,7 @@
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
-//! - [`access_log`]: combined log format through `log`.
+//! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
@@ -33,6 +33,7 @@ mod error;
 pub mod fuzzing;
 mod h1;
 pub mod handler;
+pub mod html;
 pub mod limits;
 pub mod method;
 pub mod percent;

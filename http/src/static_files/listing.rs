@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::path::encode_path_into;
+use crate::html::escape_into;
 
 /// Most entries listed (the rest are counted but not shown).
 pub const MAX_ENTRIES: usize = 10_000;
@@ -55,20 +56,6 @@ pub(crate) fn read_entries(
         });
     }
     Ok((out, left_out))
-}
-
-/// Appends `text` with `&`, `<`, `>`, `"` and `'` escaped.
-fn escape_into(text: &str, out: &mut String) {
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
 }
 
 /// Renders the listing page of the directory at URL path `dir_path` (decoded, with its

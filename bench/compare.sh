@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Moria vs its peers on this machine: builds the servers and the `compare` binary in release,
+# then runs it (arguments are passed on: --quick, --scenario NAME, --runs N, --seconds S,
+# --list). See bench/README.md, "Benchmarking".
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p moria-examples --bin techempower --bin fileserver
+cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp --bin peer_hyper_tfb
+exec target/release/compare "$@"

@@ -1,0 +1,267 @@
+//! The load generators: wrk (keep-alive, optionally pipelined) and siege (connection close),
+//! each pinned to the load CPUs, bounded by `timeout`, and their output parsed.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use serde::Serialize;
+
+/// What one load run measured.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Measured {
+    /// Responses completed.
+    pub requests: u64,
+    /// Responses per second.
+    pub rps: f64,
+    /// Median latency in ms (wrk only).
+    pub p50_ms: Option<f64>,
+    /// 99th percentile latency in ms (wrk only).
+    pub p99_ms: Option<f64>,
+    /// Socket errors (wrk) or failed transactions (siege).
+    pub errors: u64,
+    /// Responses other than 2xx/3xx (wrk).
+    pub non_2xx: u64,
+}
+
+/// How a scenario loads the server.
+#[derive(Clone, Debug, Serialize)]
+pub enum Load {
+    /// wrk with `conns` keep-alive connections, `depth` requests per write when pipelined.
+    Wrk {
+        /// Connections.
+        conns: u32,
+        /// Requests per write (1: no pipelining).
+        depth: u32,
+    },
+    /// `siege -b -c conns -r reps`, one connection per request (siege's `connection = close`).
+    Siege {
+        /// Simulated users.
+        conns: u32,
+        /// Repetitions per user.
+        reps: u32,
+    },
+}
+
+impl Load {
+    /// A short label for the table: `wrk c100`, `wrk c256 ×16`, `siege c500 r20`.
+    pub fn label(&self) -> String {
+        match self {
+            Load::Wrk { conns, depth: 1 } => format!("wrk c{conns}"),
+            Load::Wrk { conns, depth } => format!("wrk c{conns} ×{depth}"),
+            Load::Siege { conns, reps } => format!("siege -b c{conns} r{reps}"),
+        }
+    }
+}
+
+/// Where the load generator runs and what it needs.
+pub struct Generator<'a> {
+    /// CPUs for `taskset -c` (empty: not pinned).
+    pub cpus: &'a str,
+    /// wrk threads.
+    pub threads: usize,
+    /// The pipelining script (bench/scripts/pipeline.lua).
+    pub pipeline_lua: &'a Path,
+    /// The siege configuration file.
+    pub siegerc: &'a Path,
+}
+
+/// Longest any single run may take beyond its nominal duration before it is killed.
+const GRACE: Duration = Duration::from_secs(10);
+
+impl Generator<'_> {
+    fn command(&self, limit: Duration, program: &str) -> Command {
+        let mut c = Command::new("timeout");
+        c.arg("-k")
+            .arg("2")
+            .arg(format!("{}", limit.as_secs().max(1)));
+        if !self.cpus.is_empty() {
+            c.arg("taskset").arg("-c").arg(self.cpus);
+        }
+        c.arg(program);
+        c
+    }
+
+    /// Runs `load` against `url` for `secs` seconds (wrk) and parses the result; `Err` says
+    /// why there is none (killed, unparsable output).
+    pub fn run(&self, load: &Load, url: &str, secs: u64) -> Result<Measured, String> {
+        let (mut cmd, is_wrk) = match load {
+            Load::Wrk { conns, depth } => {
+                let mut c = self.command(Duration::from_secs(secs) + GRACE, "wrk");
+                let threads = self.threads.min(*conns as usize).max(1);
+                c.arg(format!("-t{threads}"))
+                    .arg(format!("-c{conns}"))
+                    .arg(format!("-d{secs}s"))
+                    .arg("--timeout")
+                    .arg("5s")
+                    .arg("--latency");
+                if *depth > 1 {
+                    c.arg("-s").arg(self.pipeline_lua);
+                }
+                c.arg(url);
+                if *depth > 1 {
+                    c.arg("--").arg(depth.to_string());
+                }
+                (c, true)
+            }
+            Load::Siege { conns, reps } => {
+                let mut c = self.command(Duration::from_secs(15), "siege");
+                c.arg("-R")
+                    .arg(self.siegerc)
+                    .arg("-b")
+                    .arg(format!("-c{conns}"))
+                    .arg(format!("-r{reps}"))
+                    .arg(url);
+                (c, false)
+            }
+        };
+        let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        if !out.status.success() {
+            // timeout(1) exits 124 when it stopped the run, or dies by SIGKILL with it.
+            let killed = out.status.code().is_none_or(|c| c == 124);
+            return Err(if killed {
+                "killed at the run's time bound".into()
+            } else {
+                format!(
+                    "load generator failed ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )
+            });
+        }
+        if is_wrk {
+            parse_wrk(&text)
+        } else {
+            parse_siege(&text)
+        }
+    }
+}
+
+/// wrk's duration text (`812.00us`, `1.20ms`, `2.01s`, `1.00m`) in milliseconds.
+fn millis(s: &str) -> Option<f64> {
+    let split = s.find(|c: char| c.is_ascii_alphabetic())?;
+    let (n, unit) = s.split_at(split);
+    let n: f64 = n.parse().ok()?;
+    Some(match unit {
+        "us" => n / 1000.0,
+        "ms" => n,
+        "s" => n * 1000.0,
+        "m" => n * 60_000.0,
+        _ => return None,
+    })
+}
+
+/// Parses `wrk --latency` output.
+pub fn parse_wrk(text: &str) -> Result<Measured, String> {
+    let mut m = Measured::default();
+    let mut rps = None;
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["50%", v] => m.p50_ms = millis(v),
+            ["99%", v] => m.p99_ms = millis(v),
+            [n, "requests", "in", ..] => m.requests = n.parse().unwrap_or(0),
+            ["Requests/sec:", v] => rps = v.parse().ok(),
+            ["Non-2xx", "or", "3xx", "responses:", n] => m.non_2xx = n.parse().unwrap_or(0),
+            ["Socket", "errors:", rest @ ..] => {
+                m.errors = rest
+                    .iter()
+                    .filter_map(|w| w.trim_end_matches(',').parse::<u64>().ok())
+                    .sum();
+            }
+            _ => {}
+        }
+    }
+    m.rps = rps.ok_or_else(|| format!("no Requests/sec in wrk output: {text}"))?;
+    if m.requests == 0 {
+        return Err("no response completed".into());
+    }
+    Ok(m)
+}
+
+/// Parses siege's JSON summary (`json_output = true`).
+pub fn parse_siege(text: &str) -> Result<Measured, String> {
+    let start = text.find('{').ok_or("no JSON in siege output")?;
+    let end = text.rfind('}').ok_or("no JSON in siege output")?;
+    let v: serde_json::Value =
+        serde_json::from_str(&text[start..=end]).map_err(|e| format!("siege JSON: {e}"))?;
+    let num = |k: &str| v[k].as_f64().ok_or_else(|| format!("siege JSON lacks {k}"));
+    Ok(Measured {
+        requests: num("transactions")? as u64,
+        rps: num("transaction_rate")?,
+        p50_ms: None,
+        p99_ms: None,
+        errors: num("failed_transactions")? as u64,
+        non_2xx: 0,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const WRK: &str = "Running 5s test @ http://127.0.0.1:1/plaintext
+  1 threads and 100 connections
+  Thread Stats   Avg      Stdev     Max   +/- Stdev
+    Latency     1.10ms  300.00us   9.00ms   90.00%
+    Req/Sec    90.00k     3.00k   95.00k    70.00%
+  Latency Distribution
+     50%  812.00us
+     75%    1.20ms
+     90%    1.50ms
+     99%    2.50s
+  450000 requests in 5.00s, 60.00MB read
+  Socket errors: connect 1, read 2, write 0, timeout 3
+  Non-2xx or 3xx responses: 7
+Requests/sec:  90000.50
+Transfer/sec:     12.00MB
+";
+
+    #[test]
+    fn parses_wrk() {
+        let m = parse_wrk(WRK).unwrap();
+        assert_eq!(
+            m,
+            Measured {
+                requests: 450_000,
+                rps: 90000.5,
+                p50_ms: Some(0.812),
+                p99_ms: Some(2500.0),
+                errors: 6,
+                non_2xx: 7,
+            }
+        );
+        assert!(parse_wrk("garbage").is_err());
+        let none = WRK.replace("450000 requests", "0 requests");
+        assert_eq!(parse_wrk(&none), Err("no response completed".into()));
+    }
+
+    #[test]
+    fn parses_siege_json() {
+        let out = "** SIEGE 4.0.7\n{\n\t\"transactions\":\t\t\t       10000,\n\t\"availability\":\t\t\t      100.00,\n\t\"elapsed_time\":\t\t\t        1.25,\n\t\"response_time\":\t\t        0.06,\n\t\"transaction_rate\":\t\t     8000.00,\n\t\"failed_transactions\":\t\t           2\n}\n";
+        let m = parse_siege(out).unwrap();
+        assert_eq!((m.requests, m.rps, m.errors), (10000, 8000.0, 2));
+        assert!(parse_siege("{").is_err());
+    }
+
+    #[test]
+    fn labels() {
+        assert_eq!(
+            Load::Wrk {
+                conns: 100,
+                depth: 1
+            }
+            .label(),
+            "wrk c100"
+        );
+        assert_eq!(
+            Load::Wrk {
+                conns: 256,
+                depth: 16
+            }
+            .label(),
+            "wrk c256 ×16"
+        );
+    }
+}

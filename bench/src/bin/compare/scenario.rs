@@ -1,0 +1,232 @@
+//! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
+//! applies), hello against may_minihttp, the static file against nginx over HTTP and HTTPS, and
+//! a 1 GiB file.
+
+use serde::Serialize;
+
+use crate::load::Load;
+use crate::server::Kind;
+use crate::setup::{BIG_FILE, BIG_SIZE, SMALL_FILE, SMALL_SIZE};
+
+/// One comparison: Moria and its peers under the same load on the same path.
+#[derive(Clone, Debug, Serialize)]
+pub struct Scenario {
+    /// Name for `--scenario` and the table.
+    pub name: String,
+    /// What it measures, in a few words.
+    pub what: &'static str,
+    /// Moria's server.
+    pub moria: Kind,
+    /// The peers.
+    pub peers: Vec<Kind>,
+    /// Request target.
+    pub path: String,
+    /// Over HTTPS.
+    pub https: bool,
+    /// The load.
+    pub load: Load,
+    /// Body bytes per response when throughput matters.
+    pub body_bytes: Option<u64>,
+}
+
+/// How many times fewer siege repetitions run over HTTPS than over HTTP.
+const HTTPS_SIEGE_DIVISOR: u32 = 5;
+
+/// Shortest run for a throughput scenario: a 1 GiB response takes about a second.
+const MIN_THROUGHPUT_SECONDS: u64 = 5;
+
+impl Scenario {
+    /// The run length for a requested `secs`: at least [`MIN_THROUGHPUT_SECONDS`] when each
+    /// response is large.
+    pub fn seconds(&self, secs: u64) -> u64 {
+        match self.body_bytes {
+            Some(b) if b >= 1 << 20 => secs.max(MIN_THROUGHPUT_SECONDS),
+            _ => secs,
+        }
+    }
+}
+
+/// Connections for TFB's keep-alive tests: 64 per load CPU (TFB's own runs go to 512 on
+/// far larger machines).
+pub fn tfb_conns(load_cpus: usize) -> u32 {
+    64 * load_cpus.max(1) as u32
+}
+
+/// Every scenario; `load_cpus` scales TFB's connection counts, `siege_reps` sizes siege runs
+/// over HTTP (over HTTPS a fifth of it: every request is a full TLS handshake, and 500 × 20
+/// handshakes on one server CPU outlast the 15-second bound).
+pub fn all(load_cpus: usize, siege_reps: u32) -> Vec<Scenario> {
+    let c = tfb_conns(load_cpus);
+    let tfb = |name: &str, what, path: &str, peers: Vec<Kind>, load| Scenario {
+        name: format!("tfb-{name}"),
+        what,
+        moria: Kind::MoriaTfb,
+        peers,
+        path: path.into(),
+        https: false,
+        load,
+        body_bytes: None,
+    };
+    let keep = Load::Wrk { conns: c, depth: 1 };
+    let both = || vec![Kind::HyperTfb, Kind::Minihttp];
+    let hyper = || vec![Kind::HyperTfb];
+    let mut out = vec![
+        tfb(
+            "plaintext",
+            "TFB plaintext, 16 requests per write",
+            "/plaintext",
+            both(),
+            Load::Wrk {
+                conns: c * 4,
+                depth: 16,
+            },
+        ),
+        tfb(
+            "json",
+            "TFB json: serde_json per request",
+            "/json",
+            both(),
+            keep.clone(),
+        ),
+        tfb("db", "TFB single query", "/db", hyper(), keep.clone()),
+        tfb(
+            "queries",
+            "TFB 20 queries per request",
+            "/queries?queries=20",
+            hyper(),
+            keep.clone(),
+        ),
+        tfb(
+            "cached-queries",
+            "TFB 100 cached rows per request",
+            "/cached-queries?count=100",
+            hyper(),
+            keep.clone(),
+        ),
+        tfb(
+            "updates",
+            "TFB 20 reads + 20 updates per request",
+            "/updates?queries=20",
+            hyper(),
+            keep.clone(),
+        ),
+        tfb(
+            "fortunes",
+            "TFB fortunes: query, sort, escape, HTML",
+            "/fortunes",
+            hyper(),
+            keep,
+        ),
+    ];
+    for (name, load) in [
+        (
+            "hello-c100",
+            Load::Wrk {
+                conns: 100,
+                depth: 1,
+            },
+        ),
+        (
+            "hello-c500",
+            Load::Wrk {
+                conns: 500,
+                depth: 1,
+            },
+        ),
+        (
+            "hello-pipelined",
+            Load::Wrk {
+                conns: 100,
+                depth: 16,
+            },
+        ),
+    ] {
+        out.push(Scenario {
+            name: name.into(),
+            what: "13-byte hello, same bytes on both",
+            moria: Kind::MoriaHello,
+            peers: vec![Kind::Minihttp],
+            path: "/".into(),
+            https: false,
+            load,
+            body_bytes: None,
+        });
+    }
+    for https in [false, true] {
+        let proto = if https { "https" } else { "http" };
+        for (suffix, load) in [
+            (
+                "c100",
+                Load::Wrk {
+                    conns: 100,
+                    depth: 1,
+                },
+            ),
+            (
+                "c500",
+                Load::Wrk {
+                    conns: 500,
+                    depth: 1,
+                },
+            ),
+            (
+                "siege",
+                Load::Siege {
+                    conns: 500,
+                    reps: if https {
+                        (siege_reps / HTTPS_SIEGE_DIVISOR).max(1)
+                    } else {
+                        siege_reps
+                    },
+                },
+            ),
+        ] {
+            out.push(Scenario {
+                name: format!("static-{proto}-{suffix}"),
+                what: "1312-byte static file",
+                moria: Kind::MoriaFiles,
+                peers: vec![Kind::Nginx],
+                path: format!("/{SMALL_FILE}"),
+                https,
+                load,
+                body_bytes: Some(SMALL_SIZE),
+            });
+        }
+    }
+    out.push(Scenario {
+        name: "bigfile-http".into(),
+        what: "1 GiB file, throughput",
+        moria: Kind::MoriaFiles,
+        peers: vec![Kind::Nginx],
+        path: format!("/{BIG_FILE}"),
+        https: false,
+        load: Load::Wrk { conns: 2, depth: 1 },
+        body_bytes: Some(BIG_SIZE),
+    });
+    out
+}
+
+/// The scenarios whose name contains any of `filters` (all when there is none).
+pub fn select(all: Vec<Scenario>, filters: &[String]) -> Vec<Scenario> {
+    all.into_iter()
+        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_filters_select() {
+        let all = all(1, 10);
+        let mut names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        assert_eq!(select(all.clone(), &["tfb".into()]).len(), 7);
+        assert_eq!(select(all.clone(), &["static-https".into()]).len(), 3);
+        assert_eq!(select(all.clone(), &[]).len(), all.len());
+        assert!(select(all, &["nothing".into()]).is_empty());
+    }
+}

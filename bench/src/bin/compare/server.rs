@@ -1,0 +1,222 @@
+//! The servers under comparison: each started pinned to the server CPUs on a loopback port,
+//! waited for, and stopped with SIGTERM (then SIGKILL) when dropped.
+
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+/// How long a server may take to accept connections.
+const START_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server may take to exit after SIGTERM.
+const STOP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which program serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Kind {
+    /// examples/techempower on PostgreSQL.
+    MoriaTfb,
+    /// bench/peers/hyper_tfb.
+    HyperTfb,
+    /// bench/peers/minihttp.rs.
+    Minihttp,
+    /// bench/src/bin/hello.rs.
+    MoriaHello,
+    /// examples/fileserver.
+    MoriaFiles,
+    /// nginx with the configuration written by `setup`.
+    Nginx,
+}
+
+impl Kind {
+    /// The name in the table.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::MoriaTfb => "moria techempower",
+            Kind::HyperTfb => "hyper+tokio-postgres",
+            Kind::Minihttp => "may_minihttp",
+            Kind::MoriaHello => "moria hello",
+            Kind::MoriaFiles => "moria fileserver",
+            Kind::Nginx => "nginx",
+        }
+    }
+}
+
+/// What every server start needs.
+pub struct Env {
+    /// Directory holding the release binaries.
+    pub bin: PathBuf,
+    /// `taskset -c` CPU list for servers (empty: not pinned).
+    pub cpus: String,
+    /// Workers for every server.
+    pub workers: usize,
+    /// PostgreSQL URL of the TFB database.
+    pub pg_url: String,
+    /// Root of the static files.
+    pub www: PathBuf,
+    /// TLS certificate and key (PEM files).
+    pub cert: PathBuf,
+    /// See `cert`.
+    pub key: PathBuf,
+    /// Where nginx's configuration and logs go.
+    pub nginx_dir: PathBuf,
+}
+
+/// A running server.
+pub struct Running {
+    /// Which one.
+    pub kind: Kind,
+    child: Child,
+    /// Plain-HTTP address.
+    pub http: SocketAddr,
+    /// HTTPS address (file servers only).
+    pub https: Option<SocketAddr>,
+}
+
+fn free_addr() -> Result<SocketAddr, String> {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_err(|e| format!("no free port: {e}"))
+}
+
+impl Running {
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Starts `kind` and waits until its ports accept connections.
+    pub fn start(kind: Kind, env: &Env) -> Result<Running, String> {
+        let http = free_addr()?;
+        let https = matches!(kind, Kind::MoriaFiles | Kind::Nginx)
+            .then(free_addr)
+            .transpose()?;
+        let workers = env.workers.to_string();
+        let h = http.to_string();
+        let program = |name: &str| env.bin.join(name).display().to_string();
+        // Every server but the file servers takes the same three flags.
+        let common = |name: &str, db: bool| {
+            let mut v = vec![program(name)];
+            if db {
+                v.extend(["--db".into(), env.pg_url.clone()]);
+            }
+            v.extend([
+                "--listen".into(),
+                h.clone(),
+                "--workers".into(),
+                workers.clone(),
+            ]);
+            v
+        };
+        let argv: Vec<String> = match kind {
+            Kind::MoriaTfb => common("techempower", true),
+            Kind::HyperTfb => common("peer_hyper_tfb", true),
+            Kind::Minihttp => common("peer_minihttp", false),
+            Kind::MoriaHello => common("hello", false),
+            Kind::MoriaFiles => vec![
+                program("fileserver"),
+                "--root".into(),
+                env.www.display().to_string(),
+                "--http".into(),
+                h,
+                "--https".into(),
+                https.map(|a| a.to_string()).unwrap_or_default(),
+                "--cert".into(),
+                env.cert.display().to_string(),
+                "--key".into(),
+                env.key.display().to_string(),
+                "--workers".into(),
+                workers,
+            ],
+            Kind::Nginx => {
+                let conf = crate::setup::nginx_conf(env, http, https.unwrap_or(http))?;
+                vec![
+                    "nginx".into(),
+                    "-c".into(),
+                    conf.display().to_string(),
+                    "-p".into(),
+                    env.nginx_dir.display().to_string(),
+                ]
+            }
+        };
+        let mut cmd = if env.cpus.is_empty() {
+            Command::new(&argv[0])
+        } else {
+            let mut c = Command::new("taskset");
+            c.arg("-c").arg(&env.cpus).arg(&argv[0]);
+            c
+        };
+        cmd.args(&argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .env("RUST_LOG", "warn");
+        let child = cmd.spawn().map_err(|e| format!("{}: {e}", argv[0]))?;
+        let mut running = Running {
+            kind,
+            child,
+            http,
+            https,
+        };
+        for addr in std::iter::once(http).chain(https) {
+            running.wait_ready(addr)?;
+        }
+        Ok(running)
+    }
+
+    fn wait_ready(&mut self, addr: SocketAddr) -> Result<(), String> {
+        let start = Instant::now();
+        loop {
+            if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
+                return Ok(());
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Err(format!("{} exited at start ({status})", self.kind.name()));
+            }
+            if start.elapsed() > START_TIMEOUT {
+                return Err(format!("{} did not listen on {addr}", self.kind.name()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let pid = self.child.id() as i32;
+        // SAFETY: signalling our own child, which has not been reaped yet.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let start = Instant::now();
+        while start.elapsed() < STOP_TIMEOUT {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The status code of `GET url` (via curl; `-k` for the self-signed certificate).
+pub fn status_of(url: &str) -> Result<u16, String> {
+    let out = Command::new("curl")
+        .args([
+            "-sk",
+            "--max-time",
+            "10",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code}",
+            url,
+        ])
+        .output()
+        .map_err(|e| format!("curl: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .map_err(|_| format!("curl could not fetch {url}"))
+}

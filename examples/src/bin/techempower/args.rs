@@ -1,0 +1,34 @@
+//! The command line: every flag has a `MORIA_*` environment twin.
+
+use clap::Parser;
+
+/// PostgreSQL connections per worker when `--pool-size` is not given.
+pub const POOL_PER_WORKER: usize = 4;
+
+/// Command-line flags.
+#[derive(Parser, Debug)]
+#[command(about = "TechEmpower Framework Benchmarks application on moria-http and moria-orm")]
+pub struct Args {
+    /// Database: a SQLite file, `:memory:`, or a `postgres://user:pass@host/db` URL.
+    #[arg(long, env = "MORIA_DB", default_value = "techempower.db")]
+    pub db: String,
+    /// Address to serve on.
+    #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:8080")]
+    pub listen: String,
+    /// Worker threads (default: one per CPU).
+    #[arg(long, env = "MORIA_WORKERS")]
+    pub workers: Option<usize>,
+    /// PostgreSQL connections (default: 4 per worker).
+    #[arg(long, env = "MORIA_DB_POOL")]
+    pub pool: Option<usize>,
+    /// Create and fill the World and Fortune tables (replacing them), then exit.
+    #[arg(long, env = "MORIA_INIT")]
+    pub init: bool,
+}
+
+impl Args {
+    /// The pool size: `--pool` or a size that suits `workers`.
+    pub fn pool_size(&self, workers: usize) -> usize {
+        self.pool.unwrap_or(workers.max(1) * POOL_PER_WORKER)
+    }
+}
