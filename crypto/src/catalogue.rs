@@ -43,6 +43,11 @@ pub fn algorithms() -> Vec<(&'static str, Vec<&'static str>)> {
                 .map(|&(name, _)| name)
                 .collect(),
         ),
+        ("key", crate::keys::KeyKind::names()),
+        (
+            "signature",
+            crate::keys::SignAlg::ALL.iter().map(|a| a.name()).collect(),
+        ),
     ]
 }
 
@@ -80,6 +85,8 @@ mod tests {
                     "mac" => crate::hmac::hmac(name, b"k", b"x").map(drop),
                     "aead" => crate::aead::AeadAlg::from_name(name).map(drop),
                     "cipher" => crate::ctr::CtrAlg::from_name(name).map(drop),
+                    "key" => crate::keys::KeyKind::from_name(name).map(drop),
+                    "signature" => crate::keys::SignAlg::from_name(name).map(drop),
                     _ if name.starts_with("pbkdf2") => {
                         crate::kdf::pbkdf2(name, &key, b"salt", 1, &mut out)
                     }

@@ -1,6 +1,8 @@
-//! Text encodings used around crypto values: lowercase hex and unpadded base64url (RFC 4648 §5).
+//! Text encodings, once for the workspace: lowercase hex, padded base64 (RFC 4648 §4) and
+//! unpadded base64url (§5), both decoding only the canonical form.
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Lowercase hex of `bytes`.
@@ -25,33 +27,68 @@ pub fn from_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
+    char::from(c).to_digit(16).map(|d| d as u8)
 }
 
-/// Unpadded base64url of `bytes`, as JWS uses it.
+/// Padded base64 (RFC 4648 §4) of `bytes`, appended to `out`.
+pub fn base64_into(bytes: &[u8], out: &mut Vec<u8>) {
+    encode(bytes, B64, true, out);
+}
+
+/// Padded base64 (RFC 4648 §4) of `bytes`.
+pub fn base64(bytes: &[u8]) -> String {
+    let mut out = Vec::new();
+    encode(bytes, B64, true, &mut out);
+    out.into_iter().map(char::from).collect()
+}
+
+/// Bytes of padded base64 text; `None` on any character outside the alphabet, missing or
+/// misplaced padding, or non-zero bits after the last byte (only the canonical form decodes).
+pub fn from_base64(text: &str) -> Option<Vec<u8>> {
+    let text = text.as_bytes();
+    let data = text
+        .strip_suffix(b"==")
+        .or_else(|| text.strip_suffix(b"="))
+        .unwrap_or(text);
+    let pad = text.len() - data.len();
+    if !text.len().is_multiple_of(4) || (pad > 0 && data.len() % 4 + pad != 4) {
+        return None;
+    }
+    decode(data, B64)
+}
+
+/// Unpadded base64url (RFC 4648 §5) of `bytes`, as JWS uses it.
 pub fn base64url(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    let mut out = Vec::new();
+    encode(bytes, B64URL, false, &mut out);
+    out.into_iter().map(char::from).collect()
+}
+
+/// Bytes of unpadded base64url text; `None` on any character outside the alphabet, padding,
+/// an impossible length, or non-zero bits after the last byte.
+pub fn from_base64url(text: &str) -> Option<Vec<u8>> {
+    decode(text.as_bytes(), B64URL)
+}
+
+/// Encodes `bytes` with `alphabet`, padding the last group with `=` when `pad`.
+fn encode(bytes: &[u8], alphabet: &[u8; 64], pad: bool, out: &mut Vec<u8>) {
+    out.reserve(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let n = chunk
             .iter()
             .enumerate()
             .fold(0u32, |acc, (i, &b)| acc | u32::from(b) << (16 - 8 * i));
         for i in 0..=chunk.len() {
-            out.push(B64URL[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize]);
+        }
+        if pad {
+            out.extend(std::iter::repeat_n(b'=', 3 - chunk.len()));
         }
     }
-    out
 }
 
-/// Bytes of unpadded base64url text; `None` on any character outside the alphabet, padding,
-/// or an impossible length.
-pub fn from_base64url(text: &str) -> Option<Vec<u8>> {
-    let text = text.as_bytes();
+/// Decodes unpadded base64 in `alphabet`, canonical form only.
+fn decode(text: &[u8], alphabet: &[u8; 64]) -> Option<Vec<u8>> {
     if text.len() % 4 == 1 {
         return None;
     }
@@ -59,7 +96,7 @@ pub fn from_base64url(text: &str) -> Option<Vec<u8>> {
     for chunk in text.chunks(4) {
         let mut n = 0u32;
         for (i, &c) in chunk.iter().enumerate() {
-            n |= u32::from(base64url_value(c)?) << (18 - 6 * i);
+            n |= u32::from(sextet(alphabet, c)?) << (18 - 6 * i);
         }
         let bytes = n.to_be_bytes();
         let keep = chunk.len() - 1;
@@ -72,13 +109,14 @@ pub fn from_base64url(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-fn base64url_value(c: u8) -> Option<u8> {
+/// The value of base64 digit `c` in `alphabet` (the alphabets differ only in the last two).
+fn sextet(alphabet: &[u8; 64], c: u8) -> Option<u8> {
     match c {
         b'A'..=b'Z' => Some(c - b'A'),
         b'a'..=b'z' => Some(c - b'a' + 26),
         b'0'..=b'9' => Some(c - b'0' + 52),
-        b'-' => Some(62),
-        b'_' => Some(63),
+        _ if c == alphabet[62] => Some(62),
+        _ if c == alphabet[63] => Some(63),
         _ => None,
     }
 }
@@ -125,5 +163,34 @@ mod tests {
         assert_eq!(from_base64url("Z+8"), None, "standard alphabet");
         assert_eq!(from_base64url("Zm9vY"), None, "impossible length");
         assert_eq!(from_base64url("Zh"), None, "non-zero trailing bits");
+    }
+
+    #[test]
+    fn base64_rfc4648_vectors() {
+        let cases = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in cases {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+            assert_eq!(from_base64(encoded).unwrap(), plain.as_bytes());
+        }
+        let all: Vec<u8> = (0..=255).collect();
+        assert_eq!(from_base64(&base64(&all)).unwrap(), all);
+        assert_eq!(base64(&[0xfb, 0xff]), "+/8=");
+    }
+
+    #[test]
+    fn base64_rejects_bad_input() {
+        for bad in [
+            "Zg", "Zg=", "Z===", "Zg==Zg==", "Zm9*", "====", "Zm9v\n", "Zh==", "Zm9=", "-_8=",
+        ] {
+            assert_eq!(from_base64(bad), None, "{bad:?}");
+        }
     }
 }

@@ -93,6 +93,46 @@ pub enum Error {
         /// OpenSSL's reason.
         reason: String,
     },
+    /// A key that cannot be parsed (bad PEM/DER, wrong password, unsupported type).
+    #[error("malformed key: {0}")]
+    MalformedKey(String),
+    /// A key too weak to accept (an RSA modulus below the minimum).
+    #[error("{what} of {bits} bits refused: at least {min} bits are required")]
+    WeakKey {
+        /// What kind of key (`RSA key`).
+        what: &'static str,
+        /// The key's size.
+        bits: u32,
+        /// The smallest size accepted.
+        min: u32,
+    },
+    /// A key of the wrong type for the algorithm asked for (an EC key for RS256, ...).
+    #[error("a {key} key cannot be used for {alg}")]
+    WrongKey {
+        /// The algorithm asked for (`RS256`, `rsa-oaep`, ...).
+        alg: &'static str,
+        /// The key's catalogue name (`ecdsa-p256`, ...).
+        key: String,
+    },
+    /// A signature that does not verify under the key.
+    #[error("signature does not verify")]
+    BadSignature,
+    /// A ciphertext that does not decrypt under the key (altered, or for another key).
+    #[error("decryption failed")]
+    DecryptFailed,
+    /// A certificate that a PKI store refused, with the reason OpenSSL's chain validation gave.
+    #[error("certificate refused ({reason:?} at depth {depth}): {detail}")]
+    CertificateRefused {
+        /// The reason, by kind.
+        reason: crate::pki::Rejection,
+        /// OpenSSL's words for it.
+        detail: String,
+        /// Position in the chain of the certificate at fault (0 = the one verified).
+        depth: u32,
+    },
+    /// A failure reported by a PKCS#11 module (HSM), or a token object that is missing.
+    #[error("PKCS#11: {0}")]
+    Hsm(String),
     /// Any other OpenSSL failure.
     #[error("OpenSSL: {0}")]
     OpenSsl(#[from] openssl::error::ErrorStack),

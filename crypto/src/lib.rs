@@ -4,7 +4,7 @@
 //!
 //! | where | what |
 //! |---|---|
-//! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`; [`Identity`] (PEM or self-signed) |
+//! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`; [`Identity`] (PEM, x509 or self-signed); mutual TLS (`client_auth(&Pki)`, `identity`, `peer_certificate`) |
 //! | `hash` | [`Hasher`], [`hash`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
 //! | `hmac` | [`Hmac`], [`hmac()`]: `hmac-<hash>` |
 //! | `aead` | [`Aead`]: `aes-128-gcm`, `aes-256-gcm`, `chacha20-poly1305` |
@@ -14,8 +14,12 @@
 //! | `ct` | [`constant_time_eq`] |
 //! | `hash_io` | [`HashReader`], [`HashWriter`]: hash what passes through a stream |
 //! | `cipher_io` | [`CtrWriter`], [`SealWriter`], [`OpenWriter`]: streaming encryption as `Write` |
-//! | [`jwt`] | [`jwt::JwtKey`] (HS256, ES256) sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
-//! | [`encoding`] | hex and base64url |
+//! | [`jwt`] | [`jwt::JwtKey`] (HS256 and every [`keys::SignAlg`], one pinned per key), [`jwt::Jwks`] (keys by `kid`): sign/verify with [`jwt::Validation`] (`exp`/`nbf`/`iss`/`aud`) |
+//! | [`keys`] | [`keys::PrivateKey`], [`keys::PublicKey`]: `rsa-2048/3072/4096`, `ecdsa-p256/p384`, `ed25519`, `x25519`; PEM/DER/PKCS#8; [`keys::SignAlg`] `RS*`/`PS*`/`ES*`/`EdDSA` (one-shot or reusable [`keys::SignContext`]/[`keys::VerifyContext`]); RSA-OAEP; ECDH + HKDF; [`keys::Signer`] |
+//! | [`x509`] | [`x509::Certificate`], [`x509::CertBuilder`] (CA, TLS server/client, code signing), [`x509::Csr`], [`x509::CrlBuilder`]/[`x509::Crl`] |
+//! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
+//! | [`hsm`] | [`hsm::Hsm`], [`hsm::HsmKey`]: PKCS#11 tokens (by module, slot, PIN); keys that sign on the token, for JWTs and CSRs too |
+//! | [`encoding`] | hex, base64 and base64url (canonical forms only) |
 //! | `catalogue` | name lookup; [`algorithms`] lists every name |
 //! | `error` | [`Error`], [`Result`] |
 //!
@@ -68,10 +72,14 @@ mod error;
 mod hash;
 mod hash_io;
 mod hmac;
+pub mod hsm;
 pub mod jwt;
 mod kdf;
+pub mod keys;
+pub mod pki;
 mod random;
 pub mod tls;
+pub mod x509;
 
 pub use aead::{Aead, AeadAlg, NONCE_LEN, TAG_LEN};
 pub use catalogue::algorithms;

@@ -185,7 +185,7 @@ pub(crate) fn apply(
     } else {
         let body: Vec<u8> = match std::mem::replace(&mut res.body, Kind::Empty) {
             Kind::Static(s) => s.to_vec(),
-            Kind::Bytes(v) => v,
+            Kind::Bytes(v) => Vec::from(v),
             _ => std::mem::take(&mut res.buf),
         };
         let out = std::mem::take(scratch);

@@ -12,18 +12,25 @@
 //! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
 //! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
+//! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`.
 //! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
 //!   encoding, the shared `Date` cache, the connection loop.
+//! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
+//!   bench's `fuzz_h1`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
 //!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
 #![warn(missing_docs)]
 
 pub mod access_log;
 pub mod body;
+pub mod client;
 pub mod compress;
 mod error;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod h1;
 pub mod handler;
 pub mod limits;
@@ -50,7 +57,7 @@ pub use method::{Method, Version};
 pub use request::Request;
 pub use response::{respond_error, Body, Response};
 pub use router::Router;
-pub use server::{Server, ServerBuilder, ShutdownReport};
+pub use server::{Server, ServerBuilder, ServerStats, ShutdownReport};
 pub use static_files::{StaticFiles, StaticFilesBuilder};
 pub use stream::{respond_stream, Source, StreamInfo};
 pub use tls_info::TlsInfo;

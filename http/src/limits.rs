@@ -31,7 +31,7 @@ pub const DEFAULT_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Longest a response write may wait for the peer to take bytes (nginx `send_timeout`: 60 s).
 /// Breach: close.
 pub const DEFAULT_WRITE_TIMEOUT: Duration = Duration::from_secs(30);
-/// Most connections served at once; at the cap, accepting pauses until one closes.
+/// Most connections served at once; beyond the cap a client is answered 503 and closed.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 10_000;
 /// How long a graceful shutdown waits for in-flight requests before it gives up on them.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(30);

@@ -1,14 +1,44 @@
-//! Percent-decoding for paths (strict, exactly once) and query strings (lenient, `+` as space).
+//! Percent-decoding, once for the workspace: paths (strict, exactly once), query strings
+//! (lenient, `+` as space), and strict decoding for callers that must refuse bad escapes (the
+//! ORM's REST parameters, PostgreSQL URLs).
 
 use std::borrow::Cow;
 
 fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
+    char::from(c).to_digit(16).map(|d| d as u8)
+}
+
+/// What `+` means and what a malformed `%` escape does.
+#[derive(Clone, Copy)]
+struct Rules {
+    plus_is_space: bool,
+    lenient: bool,
+}
+
+/// The one percent-decoder: appends the bytes `raw` stands for to `out`; `false` on a malformed
+/// escape unless `rules.lenient`, which keeps it as it is.
+fn unescape(raw: &[u8], rules: Rules, out: &mut Vec<u8>) -> bool {
+    out.reserve(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        match raw[i] {
+            b'+' if rules.plus_is_space => out.push(b' '),
+            b'%' => match (
+                raw.get(i + 1).and_then(|&h| hex(h)),
+                raw.get(i + 2).and_then(|&l| hex(l)),
+            ) {
+                (Some(h), Some(l)) => {
+                    out.push(h << 4 | l);
+                    i += 2;
+                }
+                _ if rules.lenient => out.push(b'%'),
+                _ => return false,
+            },
+            c => out.push(c),
+        }
+        i += 1;
     }
+    true
 }
 
 /// Decodes a path into `out`: every `%XX` must be valid, the result valid UTF-8 without NUL.
@@ -16,24 +46,11 @@ fn hex(c: u8) -> Option<u8> {
 pub(crate) fn decode_path_into(raw: &[u8], out: &mut String) -> bool {
     out.clear();
     let mut bytes = std::mem::take(out).into_bytes();
-    let mut i = 0;
-    while i < raw.len() {
-        let c = raw[i];
-        if c == b'%' {
-            match (
-                raw.get(i + 1).and_then(|&h| hex(h)),
-                raw.get(i + 2).and_then(|&l| hex(l)),
-            ) {
-                (Some(h), Some(l)) => bytes.push(h << 4 | l),
-                _ => return false,
-            }
-            i += 3;
-        } else {
-            bytes.push(c);
-            i += 1;
-        }
-    }
-    if bytes.contains(&0) {
+    let rules = Rules {
+        plus_is_space: false,
+        lenient: false,
+    };
+    if !unescape(raw, rules, &mut bytes) || bytes.contains(&0) {
         return false;
     }
     match String::from_utf8(bytes) {
@@ -51,35 +68,27 @@ pub fn decode_component(s: &str) -> Cow<'_, str> {
     if !s.bytes().any(|c| c == b'%' || c == b'+') {
         return Cow::Borrowed(s);
     }
-    let raw = s.as_bytes();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut i = 0;
-    while i < raw.len() {
-        match raw[i] {
-            b'+' => {
-                out.push(b' ');
-                i += 1;
-            }
-            b'%' => match (
-                raw.get(i + 1).and_then(|&h| hex(h)),
-                raw.get(i + 2).and_then(|&l| hex(l)),
-            ) {
-                (Some(h), Some(l)) => {
-                    out.push(h << 4 | l);
-                    i += 3;
-                }
-                _ => {
-                    out.push(b'%');
-                    i += 1;
-                }
-            },
-            c => {
-                out.push(c);
-                i += 1;
-            }
-        }
-    }
+    let mut out = Vec::new();
+    let rules = Rules {
+        plus_is_space: true,
+        lenient: true,
+    };
+    unescape(s.as_bytes(), rules, &mut out);
     Cow::Owned(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// Decodes `s` strictly: every `%XX` valid and the result UTF-8, else `None`; `+` is a space
+/// when `plus_is_space` (form encoding), itself otherwise (URL parts).
+pub fn decode_strict(s: &str, plus_is_space: bool) -> Option<String> {
+    let mut out = Vec::new();
+    let rules = Rules {
+        plus_is_space,
+        lenient: false,
+    };
+    if !unescape(s.as_bytes(), rules, &mut out) {
+        return None;
+    }
+    String::from_utf8(out).ok()
 }
 
 /// The `name=value` pairs of a query string, decoded; a name without `=` has an empty value.
@@ -126,5 +135,17 @@ mod tests {
         );
         assert_eq!(pairs[2].1, "");
         assert_eq!(pairs[3].1, "A%zz");
+    }
+
+    #[test]
+    fn strict_decoding() {
+        assert_eq!(
+            decode_strict("a+b%2B%C3%A9", true).as_deref(),
+            Some("a b+é")
+        );
+        assert_eq!(decode_strict("a+b%2F", false).as_deref(), Some("a+b/"));
+        for bad in ["%", "%4", "%zz", "%ff"] {
+            assert_eq!(decode_strict(bad, true), None, "{bad}");
+        }
     }
 }

@@ -4,6 +4,8 @@
 use std::fmt;
 use std::io::{self, Read, Write};
 
+use bytes::Bytes;
+use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
 use moria_streams::File;
 
 use crate::stream::Ranges;
@@ -15,7 +17,9 @@ pub type StreamFn = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>;
 pub(crate) enum Kind {
     Empty,
     Static(&'static [u8]),
-    Bytes(Vec<u8>),
+    /// Owned or shared bytes: a `Vec` moves in without a copy, a [`Bytes`] shared between
+    /// connections is sent from where it is.
+    Bytes(Bytes),
     /// The response's own reusable buffer ([`Response::body_mut`]).
     Buffer,
     Reader(Box<dyn Read + Send>, Option<u64>),
@@ -65,13 +69,21 @@ impl From<&'static [u8]> for Body {
 
 impl From<Vec<u8>> for Body {
     fn from(v: Vec<u8>) -> Body {
-        Body(Kind::Bytes(v))
+        Body(Kind::Bytes(Bytes::from(v)))
     }
 }
 
 impl From<String> for Body {
     fn from(s: String) -> Body {
-        Body(Kind::Bytes(s.into_bytes()))
+        Body(Kind::Bytes(Bytes::from(s)))
+    }
+}
+
+/// Bytes shared between responses (a cached page, say): each response holds a reference, not
+/// a copy.
+impl From<Bytes> for Body {
+    fn from(b: Bytes) -> Body {
+        Body(Kind::Bytes(b))
     }
 }
 
@@ -180,10 +192,7 @@ impl Response {
             self.invalid = Some("header name is not a token");
             return self;
         }
-        if !value
-            .iter()
-            .all(|&c| c == b'\t' || (c >= 0x20 && c != 0x7f))
-        {
+        if !value.iter().all(|&c| is_field_value_byte(c)) {
             self.invalid = Some("header value with a control character");
             return self;
         }
@@ -255,7 +264,7 @@ impl Response {
         match &self.body {
             Kind::Empty => Some(&[]),
             Kind::Static(s) => Some(s),
-            Kind::Bytes(v) => Some(v),
+            Kind::Bytes(v) => Some(v.as_ref()),
             Kind::Buffer => Some(&self.buf),
             _ => None,
         }
@@ -271,11 +280,6 @@ fn flag_for(name: &str) -> u8 {
         16 if name.eq_ignore_ascii_case("content-encoding") => has::CONTENT_ENCODING,
         _ => 0,
     }
-}
-
-/// tchar (RFC 9110 §5.6.2).
-pub(crate) fn is_tchar(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&c)
 }
 
 /// Fills `res` with a short plain-text error page for `status` (the reason phrase only: no
@@ -295,6 +299,20 @@ pub fn respond_error(res: &mut Response, status: u16) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_bytes_are_sent_as_they_are() {
+        let page = Bytes::from_static(b"cached page");
+        let mut a = Response::new();
+        let mut b = Response::new();
+        a.body(page.clone());
+        b.body(page.clone());
+        assert_eq!(a.memory_body(), Some(&b"cached page"[..]));
+        assert_eq!(b.memory_body(), Some(&b"cached page"[..]));
+        let mut v = Response::new();
+        v.body(String::from("owned"));
+        assert_eq!(v.memory_body(), Some(&b"owned"[..]));
+    }
 
     #[test]
     fn headers_are_encoded_and_found() {

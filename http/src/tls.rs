@@ -43,5 +43,6 @@ pub(crate) fn info(s: &TlsStream<&mut TcpStream>) -> TlsInfo {
         cipher: s.cipher().unwrap_or_default().to_string(),
         server_name: s.server_name().map(str::to_string),
         alpn: s.alpn_protocol().map(<[u8]>::to_vec),
+        peer_certificate: s.peer_certificate(),
     }
 }

@@ -1,17 +1,89 @@
-//! Live connections: the cap that pauses accepting, the idle flags and descriptors a graceful
-//! shutdown needs to wake idle keep-alive connections, and the count it waits on.
+//! Live connections: the cap on how many are served at once, the per-connection state a graceful
+//! shutdown needs (idle flags, descriptors), and the reclaiming of connections whose fiber died
+//! without running its destructors (a stack overflow abandons the fiber's frames: its socket,
+//! slot and registration would otherwise leak).
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use moria_runtime::fiber::JoinHandle;
 use moria_runtime::sync::{Mutex, Semaphore, WaitGroup};
+
+/// No request is being handled (reading a head, idle, or between requests).
+const PHASE_BETWEEN: u8 = 0;
+/// A handler runs and nothing of this connection is waiting to be sent: a bare 500 is still a
+/// valid answer.
+const PHASE_HANDLING_FRESH: u8 = 1;
+/// A handler runs behind earlier answers not yet sent, or the response is being written.
+const PHASE_STARTED: u8 = 2;
+
+/// The answer written on behalf of a connection whose fiber died before responding.
+const DIED_RESPONSE: &[u8] =
+    b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
+
+/// What one connection is doing, shared between its fiber and the tracker.
+#[derive(Default)]
+pub(crate) struct ConnState {
+    /// Set while the connection waits for a new request, so a shutdown can wake and close it.
+    pub(crate) idle: AtomicBool,
+    phase: AtomicU8,
+    /// `METHOD target` of the request being handled (for the log line if its fiber dies).
+    /// A plain lock: held for a copy, never across a wait, and only ever contended by the
+    /// reclaimer after the connection's fiber is gone.
+    route: std::sync::Mutex<String>,
+}
+
+impl ConnState {
+    /// A handler starts on `method target`; `fresh` when no earlier answer is still unsent.
+    pub(crate) fn handling(&self, method: &[u8], target: &[u8], fresh: bool) {
+        {
+            let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
+            route.clear();
+            route.push_str(&String::from_utf8_lossy(method));
+            route.push(' ');
+            route.push_str(&String::from_utf8_lossy(target));
+        }
+        let phase = if fresh {
+            PHASE_HANDLING_FRESH
+        } else {
+            PHASE_STARTED
+        };
+        self.phase.store(phase, Ordering::Release);
+    }
+
+    /// The response has started (bytes may be on the wire or queued behind others).
+    pub(crate) fn responding(&self) {
+        self.phase.store(PHASE_STARTED, Ordering::Release);
+    }
+
+    /// The request is done.
+    pub(crate) fn between(&self) {
+        self.phase.store(PHASE_BETWEEN, Ordering::Release);
+    }
+
+    /// The route of the current request, or `-` between requests.
+    pub(crate) fn route(&self) -> String {
+        match self.phase.load(Ordering::Acquire) {
+            PHASE_BETWEEN => "-".to_string(),
+            _ => self
+                .route
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+        }
+    }
+}
 
 struct Entry {
     fd: RawFd,
-    idle: Arc<AtomicBool>,
+    tls: bool,
+    state: Arc<ConnState>,
+    /// The connection's fiber, once spawned: if it has finished while the entry is still
+    /// here, its destructors never ran.
+    fiber: Option<JoinHandle<()>>,
 }
 
 /// Every live connection of one server.
@@ -20,14 +92,28 @@ pub(crate) struct Tracker {
     next: AtomicU64,
     slots: Semaphore,
     live: WaitGroup,
+    /// The runtime's stack overflow count when every overflow up to it was accounted for.
+    overflows_seen: AtomicU64,
+    /// Connections reclaimed since start (counted before the client can see the close).
+    reclaimed: AtomicU64,
 }
 
 /// A registered connection; dropping it deregisters (before the socket closes) and frees its slot.
 pub(crate) struct Registration {
     tracker: Arc<Tracker>,
     id: u64,
-    /// Set while the connection waits for a new request.
-    pub(crate) idle: Arc<AtomicBool>,
+    /// What the connection is doing.
+    pub(crate) state: Arc<ConnState>,
+}
+
+/// A connection reclaimed from a fiber that died without running its destructors.
+pub(crate) struct Reclaimed {
+    /// `METHOD target` it was handling, or `-`.
+    pub(crate) route: String,
+    /// Whether a 500 was sent in its place.
+    pub(crate) answered: bool,
+    /// Why the fiber ended.
+    pub(crate) cause: String,
 }
 
 impl Tracker {
@@ -38,35 +124,46 @@ impl Tracker {
             next: AtomicU64::new(0),
             slots: Semaphore::new(max),
             live: WaitGroup::new(),
+            overflows_seen: AtomicU64::new(0),
+            reclaimed: AtomicU64::new(0),
         }
     }
 
-    /// Waits for a free connection slot (this is where accepting pauses at the cap).
-    pub(crate) fn acquire_slot(&self) {
-        self.slots.acquire();
+    /// Connections reclaimed from dead fibers since start.
+    pub(crate) fn reclaimed(&self) -> u64 {
+        self.reclaimed.load(Ordering::Relaxed)
     }
 
-    /// Gives back a slot taken by [`acquire_slot`](Self::acquire_slot) that was not used.
-    pub(crate) fn release_slot(&self) {
-        self.slots.release();
+    /// Takes a connection slot if one is free.
+    pub(crate) fn try_acquire_slot(&self) -> bool {
+        self.slots.try_acquire()
     }
 
     /// Registers an accepted connection that holds a slot.
-    pub(crate) fn register(self: &Arc<Self>, fd: RawFd) -> Registration {
+    pub(crate) fn register(self: &Arc<Self>, fd: RawFd, tls: bool) -> Registration {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        let idle = Arc::new(AtomicBool::new(false));
+        let state = Arc::new(ConnState::default());
         self.live.add(1);
         self.entries.lock().insert(
             id,
             Entry {
                 fd,
-                idle: Arc::clone(&idle),
+                tls,
+                state: Arc::clone(&state),
+                fiber: None,
             },
         );
         Registration {
             tracker: Arc::clone(self),
             id,
-            idle,
+            state,
+        }
+    }
+
+    /// Records the fiber serving registration `id` (if it is still registered).
+    pub(crate) fn attach(&self, id: u64, fiber: JoinHandle<()>) {
+        if let Some(e) = self.entries.lock().get_mut(&id) {
+            e.fiber = Some(fiber);
         }
     }
 
@@ -78,7 +175,7 @@ impl Tracker {
     /// Wakes every idle connection (its pending read ends) so it can close.
     pub(crate) fn wake_idle(&self) {
         for e in self.entries.lock().values() {
-            if e.idle.load(Ordering::SeqCst) {
+            if e.state.idle.load(Ordering::SeqCst) {
                 shutdown_fd(e.fd, libc::SHUT_RD);
             }
         }
@@ -95,6 +192,80 @@ impl Tracker {
     pub(crate) fn wait_empty(&self, d: Duration) -> bool {
         self.live.wait_timeout(d)
     }
+
+    /// Whether a fiber may have died without deregistering since the last look: only a stack
+    /// overflow does that, and the runtime counts them.
+    pub(crate) fn may_have_abandoned(&self) -> bool {
+        moria_runtime::stack_overflows() != self.overflows_seen.load(Ordering::Acquire)
+    }
+
+    /// Reclaims every connection whose fiber finished without deregistering: frees its slot,
+    /// answers 500 where its response had not started (plain HTTP), closes its socket. Does
+    /// nothing unless [`may_have_abandoned`](Self::may_have_abandoned).
+    pub(crate) fn reclaim_abandoned(&self) -> Vec<Reclaimed> {
+        let seen = self.overflows_seen.load(Ordering::Acquire);
+        let now = moria_runtime::stack_overflows();
+        if now == seen {
+            return Vec::new();
+        }
+        let dead: Vec<Entry> = {
+            let mut entries = self.entries.lock();
+            let ids: Vec<u64> = entries
+                .iter()
+                .filter(|(_, e)| e.fiber.as_ref().is_some_and(JoinHandle::is_finished))
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| entries.remove(id)).collect()
+        };
+        // Until as many dead connections turn up as there were overflows (some may have been
+        // in other fibers, or not finished yet), later looks scan again.
+        if dead.len() as u64 >= now - seen {
+            self.overflows_seen.store(now, Ordering::Release);
+        }
+        dead.into_iter().map(|e| self.reclaim(e)).collect()
+    }
+
+    fn reclaim(&self, mut e: Entry) -> Reclaimed {
+        let cause = match e.fiber.take().map(JoinHandle::join) {
+            Some(Err(err)) if err.is_stack_overflow() => "stack overflow".to_string(),
+            Some(Err(err)) => err.message().to_string(),
+            _ => "ended without deregistering".to_string(),
+        };
+        // Counted, and the slot free, before the client can see the close: it may look at the
+        // stats or connect again at once.
+        self.reclaimed.fetch_add(1, Ordering::Relaxed);
+        self.live.done();
+        self.slots.release();
+        let fresh = e.state.phase.load(Ordering::Acquire) == PHASE_HANDLING_FRESH;
+        let answered = fresh && !e.tls && write_all_now(e.fd, DIED_RESPONSE);
+        let route = e.state.route();
+        shutdown_fd(e.fd, libc::SHUT_RDWR);
+        // SAFETY: the descriptor belonged to the dead fiber's socket, whose destructor never
+        // ran and never will (its frames were abandoned); the entry was the last record of it
+        // and has been removed, so it is closed exactly once, here.
+        unsafe {
+            libc::close(e.fd);
+        }
+        Reclaimed {
+            route,
+            answered,
+            cause,
+        }
+    }
+}
+
+/// Writes `bytes` without waiting (a fresh socket buffer takes a short answer whole).
+fn write_all_now(fd: RawFd, bytes: &[u8]) -> bool {
+    // SAFETY: `fd` is an open socket (see `reclaim`); the buffer is valid for its length.
+    let n = unsafe {
+        libc::send(
+            fd,
+            bytes.as_ptr().cast(),
+            bytes.len(),
+            libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+        )
+    };
+    n == bytes.len() as isize
 }
 
 fn shutdown_fd(fd: RawFd, how: libc::c_int) {
@@ -102,6 +273,13 @@ fn shutdown_fd(fd: RawFd, how: libc::c_int) {
     // same lock held by our caller) before its socket is closed, so the descriptor is open.
     unsafe {
         libc::shutdown(fd, how);
+    }
+}
+
+impl Registration {
+    /// The registration's id (for [`Tracker::attach`]).
+    pub(crate) fn id(&self) -> u64 {
+        self.id
     }
 }
 

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use rusqlite::types::{FromSql, FromSqlResult, ToSqlOutput, ValueRef};
 use serde_json::Value as JsonValue;
 
-use crate::base64;
+use moria_crypto::encoding::from_base64;
 
 /// Storage class of a column, which also decides its JSON form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -254,7 +254,7 @@ impl Field for Vec<u8> {
         Ok(())
     }
     fn from_json(value: &JsonValue) -> Option<Self> {
-        value.as_str().and_then(base64::decode)
+        value.as_str().and_then(from_base64)
     }
 }
 

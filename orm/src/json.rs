@@ -13,13 +13,13 @@ use std::io::{self, Write};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use serde_json::Value as JsonValue;
 
-use crate::base64;
 use crate::conn::{Conn, Engine};
 use crate::error::{Error, Result};
 use crate::exec::RowValues;
 use crate::field::FieldType;
 use crate::model::{field_index, Model};
 use crate::query::Query;
+use moria_crypto::encoding::base64_into;
 
 /// Layout of a JSON result set.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -48,7 +48,7 @@ fn write_value<W: Write + ?Sized>(w: &mut W, ty: FieldType, v: ValueRef<'_>) -> 
         ValueRef::Blob(b) => {
             let mut out = Vec::with_capacity(b.len() / 3 * 4 + 6);
             out.push(b'"');
-            base64::encode_into(b, &mut out);
+            base64_into(b, &mut out);
             out.push(b'"');
             w.write_all(&out)
         }

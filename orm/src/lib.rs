@@ -18,7 +18,6 @@
 //! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
-//! | `base64` | BLOB fields in JSON |
 //! | `error` | [`Error`], [`Result`], [`OptionalExt`] |
 //!
 //! ```
@@ -37,7 +36,6 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
-mod base64;
 mod batch;
 mod conn;
 mod crud;

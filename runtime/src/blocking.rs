@@ -9,10 +9,11 @@ use std::collections::VecDeque;
 use std::io;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use may::sync::Blocker;
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::{panic_message, Error};
 use crate::{engine, stats};
@@ -57,13 +58,9 @@ pub(crate) fn set_max_threads(n: usize) {
 }
 
 impl Pool {
-    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
     /// Queues a job, starting a thread when none is idle and the bound allows.
     fn submit(&'static self, job: Job) {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         state.queue.push_back(job);
         stats::BLOCKING_QUEUED.fetch_add(1, Relaxed);
         if state.idle > 0 {
@@ -89,7 +86,7 @@ impl Pool {
             Err(e) => {
                 // Lower the bound to what the system gave us instead of failing the caller;
                 // with no thread at all, the queued job runs here.
-                let mut state = self.lock();
+                let mut state = self.state.lock();
                 state.threads -= 1;
                 let threads = state.threads;
                 self.max_threads.store(threads.max(MIN_THREADS), Relaxed);
@@ -105,20 +102,16 @@ impl Pool {
     }
 
     fn run_thread(&'static self) {
-        let mut state = self.lock();
+        let mut state = self.state.lock();
         loop {
             if let Some(job) = state.queue.pop_front() {
                 drop(state);
                 run_job(job);
-                state = self.lock();
+                state = self.state.lock();
                 continue;
             }
             state.idle += 1;
-            let (next, timeout) = self
-                .work
-                .wait_timeout(state, IDLE_TIMEOUT)
-                .unwrap_or_else(PoisonError::into_inner);
-            state = next;
+            let timeout = self.work.wait_for(&mut state, IDLE_TIMEOUT);
             state.idle -= 1;
             if timeout.timed_out() && state.queue.is_empty() {
                 state.threads -= 1;
@@ -158,16 +151,11 @@ where
         let theirs = handoff.clone();
         POOL.submit(Box::new(move || {
             let r = catch_unwind(AssertUnwindSafe(f));
-            *theirs.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+            *theirs.result.lock() = Some(r);
             theirs.blocker.unpark();
         }));
         loop {
-            if let Some(r) = handoff
-                .result
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-            {
+            if let Some(r) = handoff.result.lock().take() {
                 break r;
             }
             // A wake-up without a result is spurious; park again.

@@ -48,7 +48,7 @@ impl From<Error> for io::Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 /// Turns a panic payload into a readable message.
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_string()
     } else if let Some(s) = payload.downcast_ref::<String>() {

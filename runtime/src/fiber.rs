@@ -28,6 +28,7 @@ where
 {
     stats::FIBERS_SPAWNED.fetch_add(1, Relaxed);
     move || {
+        crate::overflow::install_once();
         let _guard = FinishGuard;
         f()
     }

@@ -25,12 +25,15 @@
 //! - Never call blocking syscalls directly (files, DNS, `std::thread::sleep`, blocking clients):
 //!   wrap them in [`blocking()`](fn@blocking), or the worker and every socket it owns stall.
 //! - One fiber waits on a socket at a time: the types enforce it (`&mut self`, `split`).
-//! - Stack overflow: the guard page catches it and the engine prints `coroutine has overflowed
-//!   its stack`. If the stack was used to its last word the process exits with status 1
-//!   (`stack overflow detected`); otherwise `join()` returns a [`JoinError`] with
-//!   `is_stack_overflow()`. Either way the fiber's frames are not unwound (locks they held stay
-//!   locked): treat it as fatal and raise the stack (`Runtime::builder().stack_size(..)`,
-//!   `MORIA_STACK_SIZE`; default 128 KiB).
+//! - Stack overflow: the guard page catches it, the engine prints `coroutine has overflowed
+//!   its stack`, and `join()` returns a [`JoinError`] with `is_stack_overflow()`; the process
+//!   goes on (the engine alone would exit with status 1 when the stack was used to its last
+//!   word; `overflow.rs` prevents that) and [`stack_overflows()`] counts it. The fiber's frames
+//!   are not unwound: its destructors never run, so what it owned leaks (memory, descriptors)
+//!   and locks it held stay locked, and [`shutdown::drain`] is not woken by it. Servers must
+//!   make per-fiber resources reclaimable without destructors (moria-http does); raise the
+//!   stack (`Runtime::builder().stack_size(..)`, `MORIA_STACK_SIZE`; default 128 KiB) when it
+//!   happens.
 //! - Every wait has a timed form (`*_timeout`, socket timeouts, `accept_until`, `Deadline`)
 //!   except taking a lock (critical sections are short: use `try_lock`, or a `Semaphore` whose
 //!   `acquire_timeout` is timed) and `JoinHandle::join` (use `shutdown::drain(deadline)`).
@@ -46,6 +49,7 @@ pub mod fiber;
 pub mod local;
 pub mod logger;
 pub mod net;
+mod overflow;
 pub mod scope;
 pub mod shutdown;
 pub mod startup;
@@ -57,14 +61,10 @@ mod wake_timer;
 pub use blocking::{blocking, blocking_io};
 pub use config::{Builder, Config, Runtime};
 pub use engine::in_fiber;
-pub use error::{Error, Result};
+pub use error::{panic_message, Error, Result};
 pub use fiber::{current, sleep, spawn, yield_now, FiberInfo, JoinError, JoinHandle};
+pub use overflow::stack_overflows;
 pub use scope::{scope, Scope, ScopedJoinHandle};
 pub use shutdown::ShutdownToken;
 pub use stats::{stats, Stats};
 pub use time::Deadline;
-
-#[doc(hidden)]
-pub mod __private {
-    pub use may::LocalKey;
-}

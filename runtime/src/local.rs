@@ -4,16 +4,29 @@
 //! may see another fiber's value. A `fiber_local!` value belongs to one fiber, is created on first
 //! access, and is dropped when the fiber ends. Outside fibers it falls back to the thread.
 
+use std::any::TypeId;
+
 /// A key to a per-fiber value, declared with [`fiber_local!`](crate::fiber_local).
 pub struct FiberLocal<T: 'static> {
-    #[doc(hidden)]
-    pub __key: may::LocalKey<T>,
+    key: may::LocalKey<T>,
 }
 
 impl<T: 'static> FiberLocal<T> {
+    /// The key [`fiber_local!`](crate::fiber_local) builds from its initializer and a type
+    /// unique to the declaration; only std types cross the API, so the engine stays hidden.
+    #[doc(hidden)]
+    pub const fn __new(init: fn() -> T, id: fn() -> TypeId) -> Self {
+        FiberLocal {
+            key: may::LocalKey {
+                __init: init,
+                __key: id,
+            },
+        }
+    }
+
     /// Runs `f` with this fiber's value, creating it on first use.
     pub fn with<R>(&'static self, f: impl FnOnce(&T) -> R) -> R {
-        self.__key.with(f)
+        self.key.with(f)
     }
 }
 
@@ -29,9 +42,7 @@ macro_rules! fiber_local {
                 struct __Key;
                 ::std::any::TypeId::of::<__Key>()
             }
-            $crate::local::FiberLocal {
-                __key: $crate::__private::LocalKey { __init, __key },
-            }
+            $crate::local::FiberLocal::__new(__init, __key)
         };
         $crate::fiber_local!($($rest)*);
     };

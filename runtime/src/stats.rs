@@ -17,8 +17,10 @@ pub struct Stats {
     pub fibers_spawned: u64,
     /// Fibers alive now (spawned and not finished).
     pub fibers_live: u64,
-    /// Fibers finished since start.
+    /// Fibers finished since start (stack overflows included).
     pub fibers_finished: u64,
+    /// Fibers that died of a stack overflow since start (their frames were abandoned).
+    pub stack_overflows: u64,
     /// Offload jobs waiting for a thread.
     pub blocking_queued: u64,
     /// Offload jobs running now.
@@ -38,12 +40,15 @@ pub struct Stats {
 /// Reads every counter (a few relaxed atomic loads).
 pub fn stats() -> Stats {
     let spawned = FIBERS_SPAWNED.load(Relaxed);
-    let finished = FIBERS_FINISHED.load(Relaxed);
+    let overflows = crate::overflow::stack_overflows();
+    // An overflowed fiber never runs its finish guard.
+    let finished = FIBERS_FINISHED.load(Relaxed) + overflows;
     let config = crate::config::current_config();
     Stats {
         fibers_spawned: spawned,
         fibers_live: spawned.saturating_sub(finished),
         fibers_finished: finished,
+        stack_overflows: overflows,
         blocking_queued: BLOCKING_QUEUED.load(Relaxed),
         blocking_running: BLOCKING_RUNNING.load(Relaxed),
         blocking_done: BLOCKING_DONE.load(Relaxed),
@@ -56,10 +61,11 @@ pub fn stats() -> Stats {
 
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 10] = [
+        let rows: [(&str, u64); 11] = [
             ("fibers spawned", self.fibers_spawned),
             ("fibers live", self.fibers_live),
             ("fibers finished", self.fibers_finished),
+            ("stack overflows", self.stack_overflows),
             ("blocking queued", self.blocking_queued),
             ("blocking running", self.blocking_running),
             ("blocking done", self.blocking_done),

@@ -8,10 +8,11 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, Once, PoisonError};
+use std::sync::{Arc, Once};
 use std::time::Instant;
 
 use may::io::WaitIoWaker;
+use parking_lot::{Condvar, Mutex};
 
 /// One armed wake-up; dropping the guard disarms it.
 pub(crate) struct Armed {
@@ -68,7 +69,7 @@ pub(crate) fn arm(at: Instant, waker: WaitIoWaker) -> Armed {
         waker,
         disarmed: AtomicBool::new(false),
     });
-    let mut heap = TIMERS.heap.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut heap = TIMERS.heap.lock();
     let earliest = heap.peek().is_none_or(|Reverse(s)| at < s.at);
     heap.push(Reverse(Slot {
         at,
@@ -88,7 +89,7 @@ impl Drop for Armed {
 }
 
 fn run() {
-    let mut heap = TIMERS.heap.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut heap = TIMERS.heap.lock();
     loop {
         let now = Instant::now();
         while heap.peek().is_some_and(|Reverse(s)| s.at <= now) {
@@ -98,18 +99,13 @@ fn run() {
                 }
             }
         }
-        heap = match heap.peek().map(|Reverse(s)| s.at) {
+        match heap.peek().map(|Reverse(s)| s.at) {
             Some(at) => {
                 TIMERS
                     .changed
-                    .wait_timeout(heap, at.saturating_duration_since(now))
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0
+                    .wait_for(&mut heap, at.saturating_duration_since(now));
             }
-            None => TIMERS
-                .changed
-                .wait(heap)
-                .unwrap_or_else(PoisonError::into_inner),
-        };
+            None => TIMERS.changed.wait(&mut heap),
+        }
     }
 }

@@ -39,10 +39,8 @@ fn udp_datagrams_round_trip_between_fibers() {
 #[test]
 fn unix_stream_echo_and_pair() {
     Runtime::builder().workers(2).build().expect("runtime");
-    let dir = std::env::temp_dir().join(format!("moria-unix-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("echo.sock");
-    let _ = std::fs::remove_file(&path);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("echo.sock");
     let mut listener = UnixListener::bind(&path).unwrap();
     let server = spawn(move || {
         let (mut conn, _) = listener.accept().unwrap();
@@ -60,7 +58,6 @@ fn unix_stream_echo_and_pair() {
     });
     assert_eq!(&reply.join().unwrap(), b"hello");
     server.join().unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
 
     let (mut a, b) = UnixStream::pair().unwrap();
     let (mut b_read, _b_write) = b.split().unwrap();
@@ -73,10 +70,8 @@ fn unix_stream_echo_and_pair() {
 #[test]
 fn unix_accept_times_out_and_stops_on_shutdown() {
     Runtime::builder().workers(2).build().expect("runtime");
-    let dir = std::env::temp_dir().join(format!("moria-unix-accept-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("a.sock");
-    let _ = std::fs::remove_file(&path);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a.sock");
     let mut listener = UnixListener::bind(&path).unwrap();
     let token = moria_runtime::ShutdownToken::new();
     let t = token.clone();
@@ -90,5 +85,4 @@ fn unix_accept_times_out_and_stops_on_shutdown() {
     });
     token.trigger();
     assert_eq!(fiber.join().unwrap(), (std::io::ErrorKind::TimedOut, true));
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -11,6 +11,7 @@
 //! | [`limited`] | [`Limited`] (at most / exactly N bytes read), [`LimitedWriter`] |
 //! | [`compress`] | gzip / zlib / deflate encoders and bounded decoders, read and write side |
 //! | [`chunked`] | [`ChunkedReader`] / [`ChunkedWriter`]: HTTP/1.1 chunked coding, bounded |
+//! | [`http_grammar`] | the RFC 9110 token and field-value tables every HTTP/1 parser here shares |
 //! | [`mod@file`] | [`File`], [`OpenOptions`]: files whose syscalls all run on the offload pool |
 //! | [`tee`] | [`TeeReader`] (reads copied to a writer), [`TeeWriter`] (writes to two writers) |
 //! | [`cat`] | [`Cat`]: readers read one after another |
@@ -35,6 +36,7 @@ pub mod counting;
 pub mod duplex;
 pub mod error;
 pub mod file;
+pub mod http_grammar;
 pub mod limited;
 pub mod notify;
 pub mod null;

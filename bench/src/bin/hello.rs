@@ -3,7 +3,12 @@
 //! A plain handler on moria-http's public API, with no special fast path.
 //!
 //! `cargo run --release -p moria-bench --bin hello -- --listen 127.0.0.1:8080 [--workers N]`
+//!
+//! `--body-bytes N` answers N bytes instead, copied into a fresh `Vec` with spare capacity per
+//! response (what a handler that builds its body does), or with `--shared` one `Bytes` shared by
+//! every response.
 
+use bytes::Bytes;
 use clap::Parser;
 use moria_http::{HandlerResult, Request, Response, Server};
 use moria_runtime::{shutdown, Runtime};
@@ -21,11 +26,37 @@ struct Args {
     /// Bind one SO_REUSEPORT listener per worker instead of a single listener.
     #[arg(long)]
     reuse_port: bool,
+    /// Answer this many bytes instead of the 13-byte hello (0: the hello).
+    #[arg(long, default_value_t = 0)]
+    body_bytes: usize,
+    /// With --body-bytes: share one `Bytes` between responses instead of a `Vec` each.
+    #[arg(long)]
+    shared: bool,
 }
 
 fn hello(_req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     res.reason("Ok").body("Hello, world!");
     Ok(())
+}
+
+/// The handler for `--body-bytes`: a fresh copy per response, or a shared reference.
+fn sized(
+    len: usize,
+    shared: bool,
+) -> impl Fn(&mut Request<'_>, &mut Response) -> HandlerResult + Send + Sync + 'static {
+    let body = Bytes::from(vec![b'x'; len]);
+    move |_req, res| {
+        match shared {
+            true => res.reason("Ok").body(body.clone()),
+            false => {
+                // Spare capacity, as a body built by pushes or `format!` has.
+                let mut fresh = Vec::with_capacity(2 * len);
+                fresh.extend_from_slice(&body);
+                res.reason("Ok").body(fresh)
+            }
+        };
+        Ok(())
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -42,12 +73,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         1
     };
-    let server = Server::builder()
+    let builder = Server::builder()
         .listen(args.listen)
         .server_header(Some("M"))
         .listeners_per_address(per_address)
-        .shutdown_token(shutdown::global().clone())
-        .start(hello)?;
+        .shutdown_token(shutdown::global().clone());
+    let server = match args.body_bytes {
+        0 => builder.start(hello)?,
+        n => builder.start(sized(n, args.shared))?,
+    };
     eprintln!(
         "hello: listening on http://{} ({})",
         server.local_addr(),

@@ -1,5 +1,6 @@
-//! Runtime micro-benchmarks: spawn+join, yield, channel ping-pong, offload round trip, and
-//! resident memory per idle fiber holding a socket. Prints a table of medians.
+//! Runtime micro-benchmarks: spawn+join, yield, channel ping-pong, offload round trip (alone
+//! and from 64 fibers at once), and resident memory per idle fiber holding a socket. Prints a
+//! table of medians.
 //!
 //! `cargo run --release -p moria-bench --bin runtime -- [--runs 5]`
 
@@ -111,6 +112,27 @@ fn blocking_round_trip() -> f64 {
     per_op(t, N)
 }
 
+/// `blocking()` calls from this many fibers at once: the pool's lock under contention.
+const CONTENDING_FIBERS: usize = 64;
+
+fn blocking_contended() -> f64 {
+    const PER_FIBER: usize = 2_000;
+    let t = Instant::now();
+    let fibers: Vec<_> = (0..CONTENDING_FIBERS)
+        .map(|_| {
+            spawn(|| {
+                for i in 0..PER_FIBER {
+                    blocking(move || i).expect("blocking");
+                }
+            })
+        })
+        .collect();
+    for f in fibers {
+        f.join().expect("join");
+    }
+    per_op(t, CONTENDING_FIBERS * PER_FIBER)
+}
+
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
     let pages: u64 = statm
@@ -214,6 +236,12 @@ fn main() {
             "blocking() round trip",
             measure(runs, blocking_round_trip),
             "ns",
+            "",
+        ),
+        (
+            "blocking(), 64 fibers at once",
+            measure(runs, blocking_contended),
+            "ns/call",
             "",
         ),
         (

@@ -1,11 +1,28 @@
-//! JSON Web Tokens (RFC 7519) signed with HS256 or ES256 (RFC 7518): [`JwtKey::sign`] and
-//! [`JwtKey::verify`], which checks the signature, then `exp`/`nbf`/`iss`/`aud` per
-//! [`Validation`].
+//! JSON Web Tokens (RFC 7519) signed with HS256 or any [`SignAlg`](crate::keys::SignAlg)
+//! (RFC 7518, RFC 8037): [`JwtKey::sign`] and [`JwtKey::verify`], which checks the
+//! signature with the key's one pinned algorithm, then `exp`/`nbf`/`iss`/`aud` per
+//! [`Validation`]. [`Jwks`] verifies tokens of an OpenID Connect provider by `kid`.
+//!
+//! ```
+//! use moria_crypto::jwt::{JwtKey, Validation};
+//! use moria_crypto::keys::{PrivateKey, SignAlg};
+//!
+//! let key = JwtKey::signing(SignAlg::EdDsa, PrivateKey::generate("ed25519")?)?;
+//! let token = key.sign(&serde_json::json!({"sub": "gimli", "exp": 4_000_000_000u64}))?;
+//! let verifier = JwtKey::verifying(SignAlg::EdDsa, key.public_key()?)?;
+//! assert_eq!(verifier.verify(&token, &Validation::new())?["sub"], "gimli");
+//! # Ok::<(), moria_crypto::Error>(())
+//! ```
 
+mod jwk;
+mod jwks;
 mod key;
+mod signer_key;
 mod validation;
 
+pub use jwks::Jwks;
 pub use key::{JwtAlg, JwtKey, MIN_HS256_SECRET_LEN};
+pub use signer_key::SignerKey;
 pub use validation::Validation;
 
 use serde_json::{Map, Value};
@@ -19,25 +36,79 @@ pub type Claims = Map<String, Value>;
 /// The largest token [`JwtKey::verify`] accepts, in bytes.
 pub const MAX_TOKEN_LEN: usize = 64 * 1024;
 
+/// Something that signs JWS input with one algorithm: a [`JwtKey`], or a key that never
+/// leaves a hardware token.
+pub trait JwsSigner {
+    /// The algorithm written into the `alg` header.
+    fn jws_alg(&self) -> JwtAlg;
+    /// The key id written into the `kid` header, if any.
+    fn jws_kid(&self) -> Option<&str>;
+    /// The JWS signature of `input` (ECDSA: `r || s`).
+    fn jws_sign(&self, input: &[u8]) -> Result<Vec<u8>>;
+}
+
+/// A compact JWS `header.payload.signature` over `claims` (a JSON object) by `signer`.
+pub fn sign_with(signer: &dyn JwsSigner, claims: &Value) -> Result<String> {
+    if !claims.is_object() {
+        return Err(Error::TokenMalformed("claims must be a JSON object".into()));
+    }
+    let mut header = serde_json::json!({ "alg": signer.jws_alg().name(), "typ": "JWT" });
+    if let Some(kid) = signer.jws_kid() {
+        header["kid"] = Value::from(kid);
+    }
+    let mut token = base64url(header.to_string().as_bytes());
+    token.push('.');
+    token.push_str(&base64url(claims.to_string().as_bytes()));
+    let signature = signer.jws_sign(token.as_bytes())?;
+    token.push('.');
+    token.push_str(&base64url(&signature));
+    Ok(token)
+}
+
 impl JwtKey {
     /// A compact JWS `header.payload.signature` over `claims` (a JSON object).
     pub fn sign(&self, claims: &Value) -> Result<String> {
-        if !claims.is_object() {
-            return Err(Error::TokenMalformed("claims must be a JSON object".into()));
-        }
-        let header = serde_json::json!({ "alg": self.alg().name(), "typ": "JWT" });
-        let mut token = base64url(header.to_string().as_bytes());
-        token.push('.');
-        token.push_str(&base64url(claims.to_string().as_bytes()));
-        let signature = self.sign_bytes(token.as_bytes())?;
-        token.push('.');
-        token.push_str(&base64url(&signature));
-        Ok(token)
+        sign_with(self, claims)
     }
 
     /// The claims of `token` if its signature verifies under this key and its claims pass
     /// `validation`; otherwise the reason.
     pub fn verify(&self, token: &str, validation: &Validation) -> Result<Claims> {
+        self.verify_parts(&Parts::split(token)?, validation)
+    }
+
+    fn verify_parts(&self, parts: &Parts<'_>, validation: &Validation) -> Result<Claims> {
+        let alg = parts
+            .header
+            .get("alg")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if alg != self.alg().name() {
+            return Err(Error::TokenAlgorithm {
+                expected: self.alg().name(),
+                found: alg.to_owned(),
+            });
+        }
+        if !self.verify_bytes(parts.signing_input.as_bytes(), &parts.signature)? {
+            return Err(Error::TokenSignature);
+        }
+        let claims = decode_object("payload", parts.payload_b64)?;
+        validation.check(&claims)?;
+        Ok(claims)
+    }
+}
+
+/// A token cut into its parts, the header decoded; the payload is decoded only after the
+/// signature verifies.
+struct Parts<'t> {
+    header: Claims,
+    payload_b64: &'t str,
+    signing_input: &'t str,
+    signature: Vec<u8>,
+}
+
+impl<'t> Parts<'t> {
+    fn split(token: &'t str) -> Result<Self> {
         if token.len() > MAX_TOKEN_LEN {
             return Err(Error::TokenMalformed(format!(
                 "longer than {MAX_TOKEN_LEN} bytes"
@@ -52,22 +123,14 @@ impl JwtKey {
             ));
         };
         let header = decode_object("header", header_b64)?;
-        let alg = header.get("alg").and_then(Value::as_str).unwrap_or("");
-        if alg != self.alg().name() {
-            return Err(Error::TokenAlgorithm {
-                expected: self.alg().name(),
-                found: alg.to_owned(),
-            });
-        }
         let signature = from_base64url(signature)
             .ok_or_else(|| Error::TokenMalformed("signature is not base64url".into()))?;
-        let signing_input = &token[..header_b64.len() + 1 + payload_b64.len()];
-        if !self.verify_bytes(signing_input.as_bytes(), &signature)? {
-            return Err(Error::TokenSignature);
-        }
-        let claims = decode_object("payload", payload_b64)?;
-        validation.check(&claims)?;
-        Ok(claims)
+        Ok(Parts {
+            header,
+            payload_b64,
+            signing_input: &token[..header_b64.len() + 1 + payload_b64.len()],
+            signature,
+        })
     }
 }
 

@@ -7,13 +7,16 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use openssl::ssl::{AlpnError, NameType, Ssl, SslAcceptor, SslContext, SslMethod, SslVersion};
+use openssl::ssl::{
+    AlpnError, NameType, Ssl, SslAcceptor, SslContext, SslMethod, SslVerifyMode, SslVersion,
+};
 
 use super::identity::Identity;
 use super::stream::TlsStream;
 use super::timeouts::SocketTimeouts;
 use super::{alpn_wire, DEFAULT_HANDSHAKE_TIMEOUT};
 use crate::error::Result;
+use crate::pki::Pki;
 
 /// Session-ID context: sessions resume only on acceptors of this crate.
 const SESSION_ID_CONTEXT: &[u8] = b"moria-tls";
@@ -34,6 +37,7 @@ impl TlsAcceptor {
             sni: Vec::new(),
             alpn: Vec::new(),
             handshake_timeout: Some(DEFAULT_HANDSHAKE_TIMEOUT),
+            client_auth: None,
         }
     }
 
@@ -78,9 +82,19 @@ pub struct TlsAcceptorBuilder {
     sni: Vec<(String, Identity)>,
     alpn: Vec<String>,
     handshake_timeout: Option<Duration>,
+    client_auth: Option<Pki>,
 }
 
 impl TlsAcceptorBuilder {
+    /// Requires every client to present a certificate that `pki` verifies for TLS client
+    /// use (chain to its roots, validity, usage, CRLs); the handshake fails otherwise, and
+    /// [`TlsStream::peer_certificate`] gives the verified certificate. Default: no client
+    /// certificate is asked for.
+    pub fn client_auth(mut self, pki: &Pki) -> Self {
+        self.client_auth = Some(pki.clone());
+        self
+    }
+
     /// Serves `identity` to clients whose SNI is `host` (ASCII case-insensitive); others get
     /// the default identity. Default: none.
     pub fn sni(mut self, host: &str, identity: Identity) -> Self {
@@ -106,10 +120,11 @@ impl TlsAcceptorBuilder {
     pub fn build(self) -> Result<TlsAcceptor> {
         let alpn = alpn_wire(&self.alpn)?;
         let mut by_host = HashMap::new();
+        let client_auth = self.client_auth.as_ref();
         for (host, identity) in &self.sni {
-            by_host.insert(host.clone(), context(identity, &alpn, None)?);
+            by_host.insert(host.clone(), context(identity, &alpn, client_auth, None)?);
         }
-        let ctx = context(&self.identity, &alpn, Some(Arc::new(by_host)))?;
+        let ctx = context(&self.identity, &alpn, client_auth, Some(Arc::new(by_host)))?;
         Ok(TlsAcceptor {
             ctx,
             identity: Arc::new(self.identity),
@@ -118,10 +133,12 @@ impl TlsAcceptorBuilder {
     }
 }
 
-/// One server context for `identity`; `sni` switches to another context by server name.
+/// One server context for `identity`, requiring client certificates verified by
+/// `client_auth` if given; `sni` switches to another context by server name.
 fn context(
     identity: &Identity,
     alpn: &[u8],
+    client_auth: Option<&Pki>,
     sni: Option<Arc<HashMap<String, SslContext>>>,
 ) -> Result<SslContext> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
@@ -133,6 +150,10 @@ fn context(
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
+    if let Some(pki) = client_auth {
+        builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
+        builder.set_verify_cert_store(pki.tls_client_store()?)?;
+    }
     if !alpn.is_empty() {
         let server = alpn.to_vec();
         builder.set_alpn_select_callback(move |_, client| {

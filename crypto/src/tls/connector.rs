@@ -13,6 +13,7 @@ use openssl::ssl::{
 };
 use openssl::x509::X509;
 
+use super::identity::Identity;
 use super::stream::TlsStream;
 use super::timeouts::SocketTimeouts;
 use super::{alpn_wire, DEFAULT_HANDSHAKE_TIMEOUT, TLS12_CIPHERS};
@@ -88,6 +89,7 @@ impl TlsConnector {
             alpn: Vec::new(),
             verify: true,
             handshake_timeout: Some(DEFAULT_HANDSHAKE_TIMEOUT),
+            identity: None,
         }
     }
 
@@ -135,9 +137,17 @@ pub struct TlsConnectorBuilder {
     alpn: Vec<String>,
     verify: bool,
     handshake_timeout: Option<Duration>,
+    identity: Option<Identity>,
 }
 
 impl TlsConnectorBuilder {
+    /// Presents `identity` (certificate chain and key) when a server asks for a client
+    /// certificate. Default: none.
+    pub fn identity(mut self, identity: Identity) -> Self {
+        self.identity = Some(identity);
+        self
+    }
+
     /// Also trusts the certificates in `pem` (one or more) as roots, besides the system's.
     /// Default: system roots only.
     pub fn add_root_certificate_pem(mut self, pem: &[u8]) -> Self {
@@ -184,6 +194,14 @@ impl TlsConnectorBuilder {
             for cert in certs {
                 builder.cert_store_mut().add_cert(cert)?;
             }
+        }
+        if let Some(identity) = &self.identity {
+            builder.set_certificate(&identity.leaf)?;
+            for cert in &identity.chain {
+                builder.add_extra_chain_cert(cert.clone())?;
+            }
+            builder.set_private_key(&identity.key)?;
+            builder.check_private_key()?;
         }
         let alpn = alpn_wire(&self.alpn)?;
         if !alpn.is_empty() {

@@ -1,7 +1,6 @@
 //! A server's identity: certificate chain plus private key, from PEM or self-signed.
 
 use std::fmt;
-use std::net::IpAddr;
 use std::path::Path;
 
 use openssl::asn1::Asn1Time;
@@ -11,11 +10,13 @@ use openssl::hash::MessageDigest;
 use openssl::nid::Nid;
 use openssl::pkey::{PKey, Private};
 use openssl::x509::extension::{
-    BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectAlternativeName, SubjectKeyIdentifier,
+    BasicConstraints, ExtendedKeyUsage, KeyUsage, SubjectKeyIdentifier,
 };
 use openssl::x509::{X509Builder, X509NameBuilder, X509};
 
 use crate::error::{Error, Result};
+use crate::keys::PrivateKey;
+use crate::x509::Certificate;
 
 /// Validity of a [`Identity::self_signed`] certificate, in days.
 pub const SELF_SIGNED_DAYS: u32 = 365;
@@ -29,6 +30,22 @@ pub struct Identity {
 }
 
 impl Identity {
+    /// From a certificate (made or read with [`crate::x509`]), the intermediates that chain
+    /// it to a root (in order, without the root) and the certificate's private key.
+    pub fn new(cert: &Certificate, chain: &[Certificate], key: &PrivateKey) -> Result<Self> {
+        if !cert.x509.public_key()?.public_eq(&key.pkey) {
+            return Err(invalid(
+                "private key",
+                "the key does not match the certificate".into(),
+            ));
+        }
+        Ok(Identity {
+            leaf: cert.x509.clone(),
+            chain: chain.iter().map(|c| c.x509.clone()).collect(),
+            key: key.pkey.clone(),
+        })
+    }
+
     /// From a PEM certificate chain (leaf first, then intermediates) and a PEM private key.
     pub fn from_pem(chain_pem: &[u8], key_pem: &[u8]) -> Result<Self> {
         let mut certs = X509::stack_from_pem(chain_pem)
@@ -88,15 +105,7 @@ impl Identity {
         builder.set_not_before(Asn1Time::days_from_now(0)?.as_ref())?;
         builder.set_not_after(Asn1Time::days_from_now(SELF_SIGNED_DAYS)?.as_ref())?;
 
-        let mut san = SubjectAlternativeName::new();
-        for host in hosts {
-            if host.parse::<IpAddr>().is_ok() {
-                san.ip(host);
-            } else {
-                san.dns(host);
-            }
-        }
-        let san = san.build(&builder.x509v3_context(None, None))?;
+        let san = crate::x509::name::alt_names(hosts).build(&builder.x509v3_context(None, None))?;
         builder.append_extension(san)?;
         builder.append_extension(BasicConstraints::new().critical().build()?)?;
         builder.append_extension(

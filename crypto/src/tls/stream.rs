@@ -12,6 +12,7 @@ use openssl::x509::X509VerifyResult;
 use super::memio::MemIo;
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
+use crate::x509::Certificate;
 
 /// Largest plaintext handed to OpenSSL per `write` call: one TLS record.
 pub const MAX_WRITE_CHUNK: usize = 16 * 1024;
@@ -181,6 +182,16 @@ impl<S> TlsStream<S> {
     /// The protocol version in use (`TLSv1.3`).
     pub fn version(&self) -> &'static str {
         self.ssl.ssl().version_str()
+    }
+
+    /// The peer's certificate, if it sent one: on an acceptor with
+    /// [`client_auth`](super::TlsAcceptorBuilder::client_auth), the client's verified
+    /// certificate; on a connector, the server's.
+    pub fn peer_certificate(&self) -> Option<Certificate> {
+        self.ssl
+            .ssl()
+            .peer_certificate()
+            .map(Certificate::from_x509)
     }
 
     /// The cipher suite in use (`TLS_AES_128_GCM_SHA256`).

@@ -8,7 +8,9 @@
 //! ```
 //!
 //! Without `--cert`/`--key` one self-signed certificate (localhost, 127.0.0.1, ::1) is made at
-//! start and shared by every worker; `curl -k` or `--cacert` accepts it. Each flag has a
+//! start and shared by every worker; `curl -k` or `--cacert` accepts it. With `--client-ca`,
+//! HTTPS clients must present a certificate issued by one of those CAs (`curl --cert`). Each
+//! flag has a
 //! `MORIA_*` environment twin. Ctrl-C (SIGINT) or SIGTERM stops accepting, lets requests in
 //! flight finish (up to `--grace-secs`) and exits.
 
@@ -17,7 +19,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Parser;
-use moria_crypto::TlsAcceptor;
+use moria_crypto::pki::Pki;
+use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::compress::Compression;
 use moria_http::{Server, StaticFiles};
 use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
@@ -45,6 +48,10 @@ struct Args {
     /// PEM private key for --cert.
     #[arg(long, env = "MORIA_KEY", requires = "cert")]
     key: Option<PathBuf>,
+    /// PEM file (or directory of PEM files) of CAs, and their CRLs, whose client certificates
+    /// HTTPS requires (default: no client certificate asked for).
+    #[arg(long, env = "MORIA_CLIENT_CA")]
+    client_ca: Option<PathBuf>,
     /// Scheduler worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     workers: Option<usize>,
@@ -69,6 +76,9 @@ struct Args {
     /// How long Ctrl-C waits for requests in flight.
     #[arg(long, env = "MORIA_GRACE_SECS", default_value_t = 10)]
     grace_secs: u64,
+    /// Most connections served at once; more clients get 503 with Retry-After.
+    #[arg(long, env = "MORIA_MAX_CONNECTIONS", default_value_t = moria_http::limits::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -102,20 +112,25 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .listen(args.http.as_str())
         .listeners_per_address(workers)
         .shutdown_token(shutdown::global().clone())
-        .shutdown_grace(Duration::from_secs(args.grace_secs));
+        .shutdown_grace(Duration::from_secs(args.grace_secs))
+        .max_connections(args.max_connections);
     let mut certificate = "";
     if !args.no_https {
-        let acceptor = match (&args.cert, &args.key) {
+        let identity = match (&args.cert, &args.key) {
             (Some(cert), Some(key)) => {
                 certificate = "certificate from --cert";
-                TlsAcceptor::from_pem_files(cert, key)?
+                Identity::from_pem_files(cert, key)?
             }
             _ => {
                 certificate = "self-signed certificate for localhost (curl -k)";
-                TlsAcceptor::self_signed(&["localhost", "127.0.0.1", "::1"])?
+                Identity::self_signed(&["localhost", "127.0.0.1", "::1"])?
             }
         };
-        server = server.listen_tls(args.https.as_str(), acceptor);
+        let mut acceptor = TlsAcceptor::builder(identity);
+        if let Some(path) = &args.client_ca {
+            acceptor = acceptor.client_auth(&Pki::builder().add_path(path)?.build()?);
+        }
+        server = server.listen_tls(args.https.as_str(), acceptor.build()?);
     }
     shutdown::listen_for_signals()?;
     let server = server.start(files)?;

@@ -5,10 +5,10 @@
 use std::io;
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
-use moria_runtime::ShutdownToken;
+use moria_runtime::{panic_message, ShutdownToken};
 
 use super::date::{now_secs, DateCache};
 use super::failure::Failure;
@@ -23,7 +23,9 @@ use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, Response};
+use crate::server::Counters;
 use crate::tls_info::TlsInfo;
+use crate::tracker::ConnState;
 use crate::transport::Transport;
 
 mod respond;
@@ -61,9 +63,10 @@ pub(crate) struct ConnCtx<'c> {
     pub handler: &'c dyn Handler,
     pub peer: SocketAddr,
     pub tls: Option<&'c TlsInfo>,
-    /// Set while waiting for a new request, so a shutdown can wake and close the connection.
-    pub idle: &'c AtomicBool,
+    /// What the connection is doing (idle flag for shutdown, phase and route for reclaiming).
+    pub state: &'c ConnState,
     pub token: &'c ShutdownToken,
+    pub counters: &'c Counters,
 }
 
 /// Serves requests on `io` until the client leaves, a request asks to close, or shutdown.
@@ -144,7 +147,7 @@ impl Conn {
             if idle {
                 self.start = 0;
                 self.filled = 0;
-                ctx.idle.store(true, Ordering::SeqCst);
+                ctx.state.idle.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
                 if ctx.token.is_triggered() {
                     return Ok(());
@@ -163,7 +166,7 @@ impl Conn {
             }
             let r = io.read(&mut self.rbuf[self.filled..]);
             if idle {
-                ctx.idle.store(false, Ordering::SeqCst);
+                ctx.state.idle.store(false, Ordering::SeqCst);
             }
             match r {
                 Ok(0) => return Ok(()),
@@ -227,7 +230,7 @@ impl Conn {
         if io.shutdown_write().is_err() {
             return;
         }
-        ctx.idle.store(true, Ordering::SeqCst);
+        ctx.state.idle.store(true, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if ctx.token.is_triggered() {
             return;
@@ -315,6 +318,12 @@ impl Conn {
             params: &mut self.params,
             body: RequestBody::new(input, framing, self.head.expect_continue, limits.max_body),
         };
+        let fresh = self.wbuf.is_empty();
+        ctx.state.handling(
+            self.head.method_span.get(raw),
+            self.head.target.get(raw),
+            fresh,
+        );
         let res = &mut self.res;
         let result = catch_unwind(AssertUnwindSafe(|| ctx.handler.handle(&mut req, res)));
         let (input, outcome) = req.body.finish(limits.max_drain);
@@ -327,16 +336,26 @@ impl Conn {
         match result {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                log::error!("{} {}: handler error: {e}", ctx.peer, self.head.method);
+                log::error!("{} {}: handler error: {e}", ctx.peer, ctx.state.route());
                 respond_error(&mut self.res, 500);
             }
-            Err(_) => {
-                log::error!("{} {}: handler panicked", ctx.peer, self.head.method);
+            Err(payload) => {
+                Counters::bump(&ctx.counters.handler_panics);
+                log::error!(
+                    "{} {}: handler panicked: {}",
+                    ctx.peer,
+                    ctx.state.route(),
+                    panic_message(&*payload)
+                );
                 respond_error(&mut self.res, 500);
             }
         }
         if let Some(why) = self.res.invalid {
-            log::error!("{} {}: invalid response: {why}", ctx.peer, self.head.method);
+            log::error!(
+                "{} {}: invalid response: {why}",
+                ctx.peer,
+                ctx.state.route()
+            );
             respond_error(&mut self.res, 500);
         }
         match outcome {
@@ -357,6 +376,7 @@ impl Conn {
         }
         let version = self.head.version;
         let is_head = self.head.method == Method::Head;
+        ctx.state.responding();
         let keep = self.write_response(
             io,
             ctx,
@@ -365,6 +385,7 @@ impl Conn {
             keep,
             Some((head_start, head_end)),
         )?;
+        ctx.state.between();
         Ok(match keep {
             true => Next::KeepAlive,
             false => Next::Close {

@@ -5,7 +5,7 @@ use std::fmt;
 /// A protocol violation or limit breach; the connection answers with [`Failure::status`] and
 /// closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Failure {
+pub enum Failure {
     /// Request line longer than `max_request_line`.
     RequestLineTooLong,
     /// Request head larger than `max_head`.

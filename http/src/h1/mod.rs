@@ -1,6 +1,7 @@
 //! HTTP/1 internals, split by responsibility: head scan and parse, failures, response head
-//! encoding, the cached date, body decoding, and the connection loop.
+//! encoding, the cached date, body decoding, the connection loop, and the client role.
 
+pub(crate) mod client;
 pub(crate) mod conn;
 pub(crate) mod date;
 pub(crate) mod encode;

@@ -5,6 +5,7 @@
 //! of RFC 9112 §6.3 are applied here, numbered as in the RFC.
 
 use memchr::memchr;
+use moria_streams::http_grammar::{alnum_plus, trim_ows, FIELD_VALUE, TCHAR};
 
 use super::failure::Failure;
 use crate::limits::Limits;
@@ -36,7 +37,7 @@ impl Span {
 
 /// How the request body is delimited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Framing {
+pub enum Framing {
     /// No body (RFC 9112 §6.3 rule 7).
     Empty,
     /// Exactly this many bytes (rule 6).
@@ -90,42 +91,12 @@ impl Default for Head {
     }
 }
 
-/// A byte table: ASCII letters and digits plus `extra`.
-const fn alnum_plus(extra: &[u8]) -> [bool; 256] {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = (i as u8).is_ascii_alphanumeric();
-        i += 1;
-    }
-    let mut k = 0;
-    while k < extra.len() {
-        t[extra[k] as usize] = true;
-        k += 1;
-    }
-    t
-}
-
-/// tchar (RFC 9110 §5.6.2).
-static TOKEN: [bool; 256] = alnum_plus(b"!#$%&'*+-.^_`|~");
-
 /// Bytes allowed in a request target: visible ASCII (non-ASCII must be percent-encoded).
 static TARGET: [bool; 256] = {
     let mut t = [false; 256];
     let mut i = 0x21;
     while i < 0x7f {
         t[i] = true;
-        i += 1;
-    }
-    t
-};
-
-/// field-vchar / SP / HTAB (RFC 9110 §5.5), obs-text included.
-static VALUE: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = i == 0x09 || (i >= 0x20 && i != 0x7f);
         i += 1;
     }
     t
@@ -248,15 +219,20 @@ fn framing(
 
 /// Transfer codings seen across all Transfer-Encoding lines.
 #[derive(Default)]
-struct TeState {
-    seen: bool,
-    chunked: u32,
-    chunked_last: bool,
-    other: bool,
+pub(crate) struct TeState {
+    /// Whether any Transfer-Encoding line was seen.
+    pub seen: bool,
+    /// How many times `chunked` was listed.
+    pub chunked: u32,
+    /// Whether `chunked` was the last coding listed.
+    pub chunked_last: bool,
+    /// Whether a coding other than `chunked` was listed.
+    pub other: bool,
 }
 
 impl TeState {
-    fn add(&mut self, v: &[u8]) {
+    /// Records the codings of one Transfer-Encoding field value.
+    pub(crate) fn add(&mut self, v: &[u8]) {
         self.seen = true;
         for coding in list(v) {
             if coding.eq_ignore_ascii_case(b"chunked") {
@@ -272,11 +248,11 @@ impl TeState {
 
 /// Rule 5: Content-Length is 1*DIGIT, or a list of identical values; every occurrence must
 /// agree with the previous ones.
-fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
+pub(crate) fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
     let mut found = prev;
     let mut any = false;
     for item in v.split(|&c| c == b',') {
-        let item = trim(item);
+        let item = trim_ows(item);
         if item.is_empty() || !item.iter().all(u8::is_ascii_digit) {
             return Err(Failure::BadContentLength);
         }
@@ -300,18 +276,10 @@ fn parse_content_length(v: &[u8], prev: Option<u64>) -> Result<u64, Failure> {
 }
 
 /// Non-empty, OWS-trimmed elements of a comma-separated list (RFC 9110 §5.6.1).
-fn list(v: &[u8]) -> impl Iterator<Item = &[u8]> {
-    v.split(|&c| c == b',').map(trim).filter(|t| !t.is_empty())
-}
-
-fn trim(mut s: &[u8]) -> &[u8] {
-    while let [b' ' | b'\t', rest @ ..] = s {
-        s = rest;
-    }
-    while let [rest @ .., b' ' | b'\t'] = s {
-        s = rest;
-    }
-    s
+pub(crate) fn list(v: &[u8]) -> impl Iterator<Item = &[u8]> {
+    v.split(|&c| c == b',')
+        .map(trim_ows)
+        .filter(|t| !t.is_empty())
 }
 
 /// The byte at `i`; past the end, LF (the scanner guarantees the head ends with an empty line,
@@ -333,7 +301,7 @@ fn skip(buf: &[u8], i: usize, table: &[bool; 256]) -> usize {
 
 /// If a line ends at `i` (LF, or CR LF), the index after the line ending.
 #[inline]
-fn line_end(buf: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn line_end(buf: &[u8], i: usize) -> Option<usize> {
     match at(buf, i) {
         b'\n' => Some(i + 1),
         b'\r' if at(buf, i + 1) == b'\n' => Some(i + 2),
@@ -368,7 +336,7 @@ fn parse_request_line(
     limits: &Limits,
     head: &mut Head,
 ) -> Result<usize, Failure> {
-    let method_end = element(buf, start, &TOKEN, Failure::BadMethod)?;
+    let method_end = element(buf, start, &TCHAR, Failure::BadMethod)?;
     let t0 = method_end + 1;
     let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
     let v0 = t_end + 1;
@@ -453,12 +421,12 @@ fn parse_version(v: &[u8]) -> Result<Version, Failure> {
 
 /// `field-name ":" OWS field-value OWS` (RFC 9112 §5) at `pos`, validated in one pass;
 /// returns the name, the trimmed value and where the next line starts.
-fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
+pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     // §5.2: obsolete line folding (a line starting with whitespace) is rejected.
     if matches!(at(buf, pos), b' ' | b'\t') {
         return Err(Failure::ObsFold);
     }
-    let mut i = skip(buf, pos, &TOKEN);
+    let mut i = skip(buf, pos, &TCHAR);
     let name_end = i;
     match at(buf, i) {
         b':' if i > pos => {}
@@ -487,7 +455,7 @@ fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     }
     let v0 = i;
     // §2.2 and §5.5: no bare CR, no other control characters.
-    i = skip(buf, v0, &VALUE);
+    i = skip(buf, v0, &FIELD_VALUE);
     let Some(next) = line_end(buf, i) else {
         return Err(unexpected(
             buf,

@@ -1,24 +1,29 @@
-//! Accepting: one fiber per listener takes a connection slot, accepts, and starts one fiber per
-//! connection, which runs the TLS handshake (if any) and the HTTP loop.
+//! Accepting: one fiber per listener accepts, takes a connection slot (or refuses the client
+//! with 503 at the cap), and starts one fiber per connection, which runs the TLS handshake (if
+//! any) and the HTTP loop.
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
 use moria_runtime::net::{TcpListener, TcpStream};
 use moria_runtime::ShutdownToken;
 
-use super::Shared;
+use super::refuse::refuse;
+use super::{reclaim_abandoned, Shared};
 use crate::h1::conn::{self, ConnCtx};
+use crate::server::Counters;
 use crate::tls;
 use crate::tracker::Registration;
 
 /// Pause after a failed accept (e.g. out of descriptors) before trying again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// At the cap, connections abandoned by dead fibers are looked for at most this often.
+const RECLAIM_AT_CAP_EVERY: Duration = Duration::from_millis(100);
 
 /// An accepted connection; the registration is declared first so it drops (deregisters)
 /// before the socket closes.
@@ -33,29 +38,48 @@ pub(super) fn accept_loop(
     tls: Option<Arc<TlsAcceptor>>,
     shared: Arc<Shared>,
 ) {
+    let mut last_reclaim: Option<Instant> = None;
     loop {
-        shared.tracker.acquire_slot();
-        let accepted = match listener.accept_until(&shared.token) {
+        let (stream, peer) = match listener.accept_until(&shared.token) {
             Ok(Some(a)) => a,
-            Ok(None) => {
-                shared.tracker.release_slot();
-                return;
-            }
+            Ok(None) => return,
             Err(e) => {
-                shared.tracker.release_slot();
                 log::warn!("accept failed: {e}");
                 moria_runtime::sleep(ACCEPT_BACKOFF);
                 continue;
             }
         };
-        let (stream, peer) = accepted;
-        let reg = shared.tracker.register(stream.as_raw_fd());
+        if !take_slot(&shared, &mut last_reclaim) {
+            Counters::bump(&shared.counters.refused);
+            refuse(stream, peer, tls.clone(), &shared);
+            continue;
+        }
+        Counters::bump(&shared.counters.accepted);
+        let reg = shared.tracker.register(stream.as_raw_fd(), tls.is_some());
+        let id = reg.id();
         let conn = Accepted { reg, stream, peer };
         let (s, tls) = (Arc::clone(&shared), tls.clone());
-        if let Err(e) = FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), &s)) {
-            log::error!("cannot start a connection fiber: {e}");
+        match FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), &s)) {
+            Ok(fiber) => shared.tracker.attach(id, fiber),
+            Err(e) => log::error!("cannot start a connection fiber: {e}"),
         }
     }
+}
+
+/// Takes a connection slot; at the cap, first reclaims slots of connections whose fiber died
+/// (when a stack overflow happened since the last look, at most every
+/// [`RECLAIM_AT_CAP_EVERY`]).
+fn take_slot(shared: &Shared, last_reclaim: &mut Option<Instant>) -> bool {
+    if shared.tracker.try_acquire_slot() {
+        return true;
+    }
+    if !shared.tracker.may_have_abandoned()
+        || last_reclaim.is_some_and(|t| t.elapsed() < RECLAIM_AT_CAP_EVERY)
+    {
+        return false;
+    }
+    *last_reclaim = Some(Instant::now());
+    reclaim_abandoned(shared) > 0 && shared.tracker.try_acquire_slot()
 }
 
 /// The TLS handshake, counted as idle time: a shutdown ends a handshake that is still waiting.
@@ -85,13 +109,19 @@ fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
         handler: &*shared.handler,
         peer,
         tls: None,
-        idle: &conn.reg.idle,
+        state: &conn.reg.state,
         token: &shared.token,
+        counters: &shared.counters,
     };
     let result = match tls {
         None => conn::serve(&mut conn.stream, &ctx),
         Some(acceptor) => {
-            match handshake(acceptor, &mut conn.stream, &conn.reg.idle, &shared.token) {
+            match handshake(
+                acceptor,
+                &mut conn.stream,
+                &conn.reg.state.idle,
+                &shared.token,
+            ) {
                 Ok(mut stream) => {
                     let info = tls::info(&stream);
                     ctx.tls = Some(&info);

@@ -7,11 +7,12 @@ use std::time::Duration;
 use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
 use moria_runtime::net::{ListenOptions, TcpListener};
-use moria_runtime::sync::{Event, Reset};
+use moria_runtime::sync::{Event, Reset, Semaphore};
 use moria_runtime::ShutdownToken;
 
 use super::accept::accept_loop;
-use super::{supervise, Server, Shared, DEFAULT_SERVER_HEADER};
+use super::refuse::MAX_REFUSING;
+use super::{supervise, Counters, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
 use crate::error::{Error, Result};
 use crate::h1::conn::ConnConfig;
@@ -128,7 +129,8 @@ impl ServerBuilder {
         self
     }
 
-    /// Most connections at once; accepting pauses at the cap (default
+    /// Most connections served at once; over the cap a client is answered 503 with
+    /// `Retry-After` and closed (default
     /// [`limits::DEFAULT_MAX_CONNECTIONS`]).
     pub fn max_connections(mut self, n: usize) -> Self {
         self.max_connections = n;
@@ -234,6 +236,8 @@ impl ServerBuilder {
             tracker: Arc::new(Tracker::new(self.max_connections)),
             token: token.clone(),
             aborted: AtomicUsize::new(0),
+            counters: Counters::default(),
+            refusing: Semaphore::new(MAX_REFUSING),
         });
         for (l, tls) in listeners {
             let s = Arc::clone(&shared);

@@ -1,22 +1,29 @@
 //! The server: listeners (several addresses, optionally one SO_REUSEPORT listener per worker),
-//! one fiber per connection, a connection cap that pauses accepting, and graceful shutdown.
+//! one fiber per connection, a connection cap (503 beyond it), and graceful shutdown.
 //!
 //! - `builder.rs`: [`ServerBuilder`] (options, validation, binding, start).
 //! - `accept.rs`: the accept loop, the TLS handshake and the per-connection fiber.
-//! - here: the running [`Server`] handle and the shutdown supervisor.
+//! - `refuse.rs`: the 503 answer to a client over the connection cap.
+//! - `stats.rs`: [`ServerStats`], the server's counters.
+//! - here: the running [`Server`] handle, the shutdown supervisor, and the reclaiming of
+//!   connections whose fiber died of a stack overflow.
 
 mod accept;
 mod builder;
+mod refuse;
+mod stats;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use moria_runtime::sync::Event;
+use moria_runtime::sync::{Event, Semaphore};
 use moria_runtime::ShutdownToken;
 
 pub use builder::ServerBuilder;
+pub(crate) use stats::Counters;
+pub use stats::ServerStats;
 
 use crate::h1::conn::ConnConfig;
 use crate::handler::Handler;
@@ -26,6 +33,8 @@ use crate::tracker::Tracker;
 pub const DEFAULT_SERVER_HEADER: &str = "moria";
 /// After the grace period, how long to wait for aborted connections to wind down.
 const ABORT_WAIT: Duration = Duration::from_secs(5);
+/// How often the supervisor looks for connections whose fiber died without deregistering.
+const RECLAIM_EVERY: Duration = Duration::from_secs(1);
 
 /// What every connection of a server shares.
 pub(super) struct Shared {
@@ -35,6 +44,9 @@ pub(super) struct Shared {
     token: ShutdownToken,
     /// Connections cut when the grace period ran out (set before `done`).
     aborted: AtomicUsize,
+    counters: Counters,
+    /// Permits for refusals running at once (see `refuse.rs`).
+    refusing: Semaphore,
 }
 
 /// How a shutdown ended.
@@ -88,6 +100,13 @@ impl Server {
         self.shared.tracker.live()
     }
 
+    /// The server's counters since it started.
+    pub fn stats(&self) -> ServerStats {
+        self.shared
+            .counters
+            .snapshot(self.shared.tracker.reclaimed())
+    }
+
     /// The token that stops this server.
     pub fn shutdown_token(&self) -> &ShutdownToken {
         &self.token
@@ -119,16 +138,49 @@ impl Server {
 }
 
 pub(super) fn supervise(shared: &Shared, grace: Duration, done: &Event) {
-    shared.token.wait();
+    while !shared.token.wait_timeout(RECLAIM_EVERY) {
+        reclaim_abandoned(shared);
+    }
     let tracker = &shared.tracker;
     log::info!("shutting down: {} connections open", tracker.live());
+    reclaim_abandoned(shared);
     tracker.wake_idle();
-    if !tracker.wait_empty(grace) {
+    if !wait_reclaiming(shared, grace) {
         let busy = tracker.live();
         log::warn!("{busy} connections still busy after {grace:?}: aborting them");
         shared.aborted.store(busy, Ordering::Release);
         tracker.abort_all();
-        tracker.wait_empty(ABORT_WAIT);
+        wait_reclaiming(shared, ABORT_WAIT);
     }
     done.set();
+}
+
+/// Waits up to `d` for every connection to end, reclaiming dead fibers' connections meanwhile.
+fn wait_reclaiming(shared: &Shared, d: Duration) -> bool {
+    let deadline = std::time::Instant::now() + d;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if shared.tracker.wait_empty(left.min(RECLAIM_EVERY)) {
+            return true;
+        }
+        reclaim_abandoned(shared);
+        if left <= RECLAIM_EVERY {
+            return shared.tracker.live() == 0;
+        }
+    }
+}
+
+/// Reclaims connections whose fiber died without unwinding; logs and counts each.
+pub(super) fn reclaim_abandoned(shared: &Shared) -> usize {
+    let reclaimed = shared.tracker.reclaim_abandoned();
+    for r in &reclaimed {
+        log::error!(
+            "connection fiber died ({}) while serving {}: its socket was closed and its slot \
+             freed{}",
+            r.cause,
+            r.route,
+            if r.answered { ", 500 sent" } else { "" }
+        );
+    }
+    reclaimed.len()
 }

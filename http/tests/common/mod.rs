@@ -6,6 +6,8 @@
 #![allow(dead_code)]
 
 pub mod files;
+pub mod peer;
+pub mod raw;
 pub mod tls;
 
 use std::io::{ErrorKind, Read, Write};
@@ -52,6 +54,11 @@ pub fn stop(server: &Server) {
             server.connections()
         ),
     }
+}
+
+/// `http://{server's address}{path}`, for the client tests.
+pub fn url(server: &Server, path: &str) -> String {
+    format!("http://{}{path}", server.local_addr())
 }
 
 /// A raw client connection with a read timeout (so a hang fails the test instead of blocking).

@@ -19,6 +19,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use moria_http::percent::decode_strict;
+
 use super::error::{Error, Result};
 
 /// Prepared statements kept per connection unless configured.
@@ -335,29 +337,10 @@ impl Config {
     }
 }
 
-/// Percent-decoding of one URL component.
+/// Percent-decoding of one URL component (`+` is itself).
 fn decode(s: &str) -> Result<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' => {
-                let hex = bytes
-                    .get(i + 1..i + 3)
-                    .and_then(|h| std::str::from_utf8(h).ok())
-                    .and_then(|h| u8::from_str_radix(h, 16).ok())
-                    .ok_or_else(|| Error::Config(format!("bad percent escape in {s:?}")))?;
-                out.push(hex);
-                i += 3;
-            }
-            b => {
-                out.push(b);
-                i += 1;
-            }
-        }
-    }
-    String::from_utf8(out).map_err(|_| Error::Config(format!("{s:?} is not UTF-8")))
+    decode_strict(s, false)
+        .ok_or_else(|| Error::Config(format!("bad percent escape or non-UTF-8 text in {s:?}")))
 }
 
 #[cfg(test)]

@@ -2,10 +2,9 @@
 //! [`BasicAuth`] checks HTTP Basic credentials (RFC 7617); [`JwtAuth`] checks a Bearer token
 //! (RFC 6750) with moria-crypto's JWT (HS256 or ES256, `exp`/`nbf`/`iss`/`aud`).
 
+use moria_crypto::encoding::from_base64;
 use moria_crypto::jwt::{Claims, JwtKey, Validation};
 use moria_crypto::{constant_time_eq, hash};
-
-use crate::base64;
 
 /// Decides whether a request may proceed, from its `Authorization` header.
 pub trait Authenticator: Send + Sync + 'static {
@@ -63,7 +62,7 @@ impl BasicAuth {
 impl Authenticator for BasicAuth {
     fn check(&self, authorization: Option<&str>) -> Result<(), String> {
         let token = credentials(authorization, "basic")?;
-        let decoded = base64::decode(token).ok_or("malformed Basic credentials")?;
+        let decoded = from_base64(token).ok_or("malformed Basic credentials")?;
         if !decoded.contains(&b':') {
             return Err("malformed Basic credentials".into());
         }
@@ -136,11 +135,12 @@ impl Authenticator for JwtAuth {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use moria_crypto::encoding::base64_into;
     use serde_json::json;
 
     fn basic(user_pass: &str) -> String {
         let mut out = b"Basic ".to_vec();
-        base64::encode_into(user_pass.as_bytes(), &mut out);
+        base64_into(user_pass.as_bytes(), &mut out);
         String::from_utf8(out).unwrap()
     }
 

@@ -8,6 +8,8 @@
 //! - `sort=age,-name` — ascending, `-` for descending.
 //! - `limit=10&offset=20`, `format=compact` for mORMot's non-expanded JSON.
 
+use moria_http::percent::decode_strict;
+
 use crate::error::{Error, Result};
 use crate::query::{Op, Order};
 
@@ -26,36 +28,10 @@ fn bad(msg: impl Into<String>) -> Error {
     Error::BadRequest(msg.into())
 }
 
-fn hex(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
-    }
-}
-
 /// Decodes one `application/x-www-form-urlencoded` component (`+` is a space).
-pub(crate) fn percent_decode(s: &str) -> Result<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        match b[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let byte = b
-                    .get(i + 1..i + 3)
-                    .and_then(|h| Some(hex(h[0])? << 4 | hex(h[1])?))
-                    .ok_or_else(|| bad(format!("bad percent-escape in {s:?}")))?;
-                out.push(byte);
-                i += 2;
-            }
-            c => out.push(c),
-        }
-        i += 1;
-    }
-    String::from_utf8(out).map_err(|_| bad("query string is not UTF-8"))
+fn percent_decode(s: &str) -> Result<String> {
+    decode_strict(s, true)
+        .ok_or_else(|| bad(format!("bad percent-escape or non-UTF-8 text in {s:?}")))
 }
 
 /// `field op value` from one `where` parameter.

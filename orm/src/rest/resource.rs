@@ -6,7 +6,6 @@ use rusqlite::types::Value;
 use serde_json::Value as JsonValue;
 
 use super::params::ListParams;
-use crate::base64;
 use crate::batch::Batch;
 use crate::conn::Conn;
 use crate::db::Db;
@@ -15,6 +14,7 @@ use crate::field::{Auto, FieldType};
 use crate::json::{merge_json_value, JsonFormat};
 use crate::model::{field_index, Model};
 use crate::query::Query;
+use moria_crypto::encoding::from_base64;
 
 /// Work prepared on the fiber (JSON parsed and checked) and run later on a connection.
 pub(crate) type BatchJob = Box<dyn FnOnce(&Conn) -> Result<Vec<i64>> + Send>;
@@ -64,7 +64,7 @@ fn typed_value<T: Model>(field: &str, text: &str) -> Result<Value> {
             _ => return Err(wrong()),
         },
         FieldType::Text => Value::Text(text.to_owned()),
-        FieldType::Blob => Value::Blob(base64::decode(text).ok_or_else(wrong)?),
+        FieldType::Blob => Value::Blob(from_base64(text).ok_or_else(wrong)?),
     })
 }
 

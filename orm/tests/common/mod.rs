@@ -71,8 +71,9 @@ impl Drop for TempDir {
     }
 }
 
-/// One HTTP/1.1 exchange over a fresh connection (`Connection: close`); returns status, head
-/// and body. A read timeout turns a hung server into a failure.
+/// One HTTP/1.1 exchange through moria-http's client (no redirects followed, no decoding);
+/// returns status, the head as text (status line and fields) and the body. The client's read
+/// timeout turns a hung server into a failure.
 pub fn http(
     addr: std::net::SocketAddr,
     method: &str,
@@ -80,29 +81,27 @@ pub fn http(
     headers: &[(&str, &str)],
     body: &[u8],
 ) -> (u16, String, Vec<u8>) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    s.set_read_timeout(Some(std::time::Duration::from_secs(20)))
+    use moria_http::client::Client;
+    let client = Client::builder()
+        .max_redirects(0)
+        .decompress(false)
+        .read_timeout(std::time::Duration::from_secs(20))
+        .build()
         .unwrap();
-    let mut req = format!("{method} {target} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n");
+    let mut req = client.request(method, &format!("http://{addr}{target}"));
     for (k, v) in headers {
-        req.push_str(&format!("{k}: {v}\r\n"));
+        req = req.header(k, v);
     }
-    if !body.is_empty() || method == "POST" || method == "PUT" {
-        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    if !body.is_empty() {
+        req = req.body(body.to_vec());
     }
-    req.push_str("\r\n");
-    s.write_all(req.as_bytes()).unwrap();
-    s.write_all(body).unwrap();
-    let mut raw = Vec::new();
-    let _ = s.read_to_end(&mut raw);
-    let split = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .unwrap_or_else(|| panic!("no response head in {:?}", String::from_utf8_lossy(&raw)));
-    let head = String::from_utf8_lossy(&raw[..split]).into_owned();
-    let status = head[9..12].parse().unwrap();
-    (status, head, raw[split + 4..].to_vec())
+    let res = req.send().unwrap();
+    let mut head = format!("HTTP/1.1 {} {}\r\n", res.status(), res.reason());
+    for (name, value) in res.headers().iter() {
+        head.push_str(&format!("{name}: {}\r\n", String::from_utf8_lossy(value)));
+    }
+    let status = res.status();
+    (status, head, res.bytes().unwrap())
 }
 
 /// The engine a test body runs on.

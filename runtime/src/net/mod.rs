@@ -7,7 +7,7 @@
 //! | [`UdpSocket`] | `udp.rs` |
 //! | [`UnixListener`], [`UnixStream`] | `unix.rs` |
 //! | accept loop with deadline and shutdown token | `accept.rs` |
-//! | readiness waits with deadline and shutdown token | `ready.rs` |
+//! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
 
 mod accept;
 mod bind;
@@ -18,6 +18,7 @@ mod udp;
 mod unix;
 
 pub use bind::{ListenOptions, DEFAULT_BACKLOG};
+pub use ready::writable_now;
 pub use tcp::{TcpListener, TcpReader, TcpStream, TcpWriter};
 pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};

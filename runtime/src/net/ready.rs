@@ -48,15 +48,17 @@ pub(crate) fn wait<S: AsIoData + AsRawFd>(
         if token.is_some() {
             slice = Some(slice.map_or(THREAD_TOKEN_POLL, |s| s.min(THREAD_TOKEN_POLL)));
         }
-        poll(socket.as_raw_fd(), interest, slice)
+        let events = match interest {
+            Interest::Read => libc::POLLIN,
+            Interest::Write => libc::POLLOUT,
+        };
+        poll(socket.as_raw_fd(), events, slice).map(drop)
     }
 }
 
-fn poll(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<()> {
-    let events = match interest {
-        Interest::Read => libc::POLLIN,
-        Interest::Write => libc::POLLOUT,
-    };
+/// The workspace's one `poll(2)` call: waits up to `timeout` (`None`: no limit) for `events` on
+/// `fd` and returns the events that came; none on a timeout or an interrupted call.
+fn poll(fd: RawFd, events: libc::c_short, timeout: Option<Duration>) -> io::Result<libc::c_short> {
     let mut pfd = libc::pollfd {
         fd,
         events,
@@ -67,24 +69,21 @@ fn poll(fd: RawFd, interest: Interest, timeout: Option<Duration>) -> io::Result<
     let rc = unsafe { libc::poll(&mut pfd, 1, ms) };
     if rc < 0 {
         let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
-        }
+        return match e.kind() {
+            io::ErrorKind::Interrupted => Ok(0),
+            _ => Err(e),
+        };
     }
-    Ok(())
+    Ok(if rc > 0 { pfd.revents } else { 0 })
 }
 
 /// Whether `fd` has data (or end of stream, or an error) to read right now; never waits.
 pub(crate) fn readable_now(fd: RawFd) -> io::Result<bool> {
-    let mut pfd = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
-    // SAFETY: `pfd` is one valid pollfd and the count passed is 1; timeout 0 never blocks.
-    let rc = unsafe { libc::poll(&mut pfd, 1, 0) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(rc > 0 && pfd.revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
+    let revents = poll(fd, libc::POLLIN, Some(Duration::ZERO))?;
+    Ok(revents & (libc::POLLIN | libc::POLLHUP | libc::POLLERR) != 0)
+}
+
+/// Whether the socket `fd` has room for a write (or a pending error) right now; never waits.
+pub fn writable_now(fd: RawFd) -> io::Result<bool> {
+    Ok(poll(fd, libc::POLLOUT, Some(Duration::ZERO))? != 0)
 }

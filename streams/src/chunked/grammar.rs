@@ -1,22 +1,8 @@
 //! The pure part of chunked decoding: one size line or one trailer line, as bytes, checked
 //! against the RFC 9110/9112 grammar. No I/O, so every rule is unit-tested on byte strings.
 
+use crate::http_grammar::{is_field_value_byte, is_ows, is_tchar, trim_ows};
 use crate::Error;
-
-/// `tchar` of RFC 9110 §5.6.2.
-pub(crate) fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
-}
-
-/// `OWS`/`BWS` whitespace: SP or HTAB.
-fn is_ows(b: u8) -> bool {
-    b == b' ' || b == b'\t'
-}
-
-/// A byte allowed in a field value: VCHAR, obs-text, SP or HTAB (RFC 9110 §5.5).
-pub(crate) fn is_field_value_byte(b: u8) -> bool {
-    b == b'\t' || b == b' ' || (0x21..=0x7e).contains(&b) || b >= 0x80
-}
 
 fn skip_ows(s: &[u8], mut i: usize) -> usize {
     while i < s.len() && is_ows(s[i]) {
@@ -67,7 +53,7 @@ pub(crate) fn parse_size_line(line: &[u8]) -> Result<(u64, usize), Error> {
     }
     let mut size: u64 = 0;
     for &b in &line[..digits] {
-        let v = u64::from(hex_value(b));
+        let v = char::from(b).to_digit(16).map_or(0, u64::from);
         size = size
             .checked_mul(16)
             .and_then(|s| s.checked_add(v))
@@ -103,14 +89,6 @@ pub(crate) fn parse_size_line(line: &[u8]) -> Result<(u64, usize), Error> {
     Ok((size, ext.len()))
 }
 
-fn hex_value(b: u8) -> u8 {
-    match b {
-        b'0'..=b'9' => b - b'0',
-        b'a'..=b'f' => b - b'a' + 10,
-        _ => b - b'A' + 10,
-    }
-}
-
 /// Parses a trailer field line without its CRLF into a name and a trimmed value.
 pub(crate) fn parse_trailer_line(line: &[u8]) -> Result<(String, Vec<u8>), Error> {
     if line.first().is_some_and(|&b| is_ows(b)) {
@@ -133,22 +111,6 @@ pub(crate) fn parse_trailer_line(line: &[u8]) -> Result<(String, Vec<u8>), Error
     }
     let name = String::from_utf8_lossy(name).into_owned();
     Ok((name, value.to_vec()))
-}
-
-fn trim_ows(mut s: &[u8]) -> &[u8] {
-    while let [first, rest @ ..] = s {
-        if !is_ows(*first) {
-            break;
-        }
-        s = rest;
-    }
-    while let [rest @ .., last] = s {
-        if !is_ows(*last) {
-            break;
-        }
-        s = rest;
-    }
-    s
 }
 
 #[cfg(test)]

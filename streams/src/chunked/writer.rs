@@ -2,7 +2,7 @@
 
 use std::io::{self, IoSlice, Write};
 
-use super::grammar::{is_field_value_byte, is_tchar};
+use crate::http_grammar::{is_field_value_byte, is_tchar};
 use crate::Error;
 
 /// Longest chunk header: 16 hex digits and CRLF.

@@ -5,6 +5,7 @@ use std::os::unix::io::AsRawFd;
 use std::sync::Arc;
 
 use moria_runtime::blocking_io;
+use moria_runtime::net::writable_now;
 
 use super::stats::{SENDFILE, SPLICE};
 use super::{copy, sys, RawSink, RawSource};
@@ -30,7 +31,7 @@ pub(super) fn send_file(
         }
         let n = sink.write_with_fd(&mut |socket| {
             // A full socket would waste a pool round trip: wait for room on the fiber first.
-            if !sys::writable(socket)? {
+            if !writable_now(socket)? {
                 return Err(io::ErrorKind::WouldBlock.into());
             }
             let source = Arc::clone(&shared);

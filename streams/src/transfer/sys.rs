@@ -23,21 +23,6 @@ pub fn sendfile(socket: RawFd, file: RawFd, count: usize) -> io::Result<usize> {
     check(unsafe { libc::sendfile(socket, file, ptr::null_mut(), count) })
 }
 
-/// Whether `socket` has room for a write right now (`poll` with a zero timeout).
-pub fn writable(socket: RawFd) -> io::Result<bool> {
-    let mut fd = libc::pollfd {
-        fd: socket,
-        events: libc::POLLOUT,
-        revents: 0,
-    };
-    // SAFETY: one valid pollfd and a zero timeout: the call only inspects the descriptor.
-    let ready = unsafe { libc::poll(&mut fd, 1, 0) };
-    if ready < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(ready > 0)
-}
-
 /// Moves up to `count` bytes from `from` to `to`, one of which is a pipe, without blocking.
 pub fn splice(from: RawFd, to: RawFd, count: usize) -> io::Result<usize> {
     let flags = libc::SPLICE_F_MOVE | libc::SPLICE_F_NONBLOCK;

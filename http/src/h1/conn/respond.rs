@@ -2,7 +2,9 @@
 //! body by kind (batched bytes, reader, file via sendfile, stream, ranges), and the access log.
 
 use std::io::{self, BufWriter, Read, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use moria_runtime::panic_message;
 use moria_streams::ChunkedWriter;
 
 use super::{Conn, ConnCtx, INLINE_BODY_MAX, STREAM_BUF, WRITE_FLUSH_AT};
@@ -12,6 +14,7 @@ use crate::h1::encode::{encode_head, ConnHeader, Length};
 use crate::h1::parse::Head;
 use crate::method::Version;
 use crate::response::Kind;
+use crate::server::Counters;
 use crate::status::is_bodyless;
 use crate::transport::Transport;
 
@@ -73,6 +76,30 @@ impl Conn {
         if is_head || length == Length::Bodyless {
             return self.after_write(io, keep);
         }
+        let written = catch_unwind(AssertUnwindSafe(|| self.write_body(io, body, length)));
+        match written {
+            Ok(r) => r?,
+            Err(payload) => {
+                Counters::bump(&ctx.counters.body_panics);
+                log::error!(
+                    "{} {}: response body panicked: {}; closing the connection",
+                    ctx.peer,
+                    ctx.state.route(),
+                    panic_message(&*payload)
+                );
+                return Err(io::Error::other("response body panicked"));
+            }
+        }
+        self.after_write(io, keep)
+    }
+
+    /// Sends `body` after the head, framed as `length` says.
+    fn write_body<T: Transport>(
+        &mut self,
+        io: &mut T,
+        body: Kind,
+        length: Length,
+    ) -> io::Result<()> {
         match body {
             Kind::Empty => {}
             Kind::Static(b) => self.write_memory(io, b)?,
@@ -126,7 +153,7 @@ impl Conn {
                 r.write_to(io)?;
             }
         }
-        self.after_write(io, keep)
+        Ok(())
     }
 
     fn after_write<T: Transport>(&mut self, io: &mut T, keep: bool) -> io::Result<bool> {

@@ -1,0 +1,245 @@
+//! Proxies: which requests go through one (per scheme, minus `NO_PROXY`), HTTP proxies for
+//! `http` URLs (absolute-form requests), `CONNECT` tunnels for `https` URLs, and Basic proxy
+//! credentials.
+
+use std::io::{Read, Write};
+
+use moria_runtime::net::TcpStream;
+
+use super::conn::Timing;
+use super::error::{Error, Result, Violation};
+use super::url::Url;
+use crate::h1::client::encode::encode_request;
+use crate::h1::client::parse::parse_response;
+use crate::h1::encode::Length;
+use crate::h1::scan::HeadScan;
+use crate::limits::Limits;
+use crate::percent::decode_path_into;
+
+/// Largest CONNECT answer read from a proxy.
+const MAX_CONNECT_HEAD: usize = 16 * 1024;
+
+/// One proxy server: where it is, and the `Proxy-Authorization` value its credentials make.
+#[derive(Debug, Clone)]
+pub(crate) struct ProxyServer {
+    /// `http://host:port/`.
+    pub url: Url,
+    /// `Basic …`, when the proxy URL carried `user:password@`.
+    pub authorization: Option<String>,
+}
+
+impl ProxyServer {
+    /// Parses `[http://][user:password@]host[:port]` (percent-escapes in the credentials are
+    /// decoded); https proxies are not supported.
+    pub(crate) fn parse(spec: &str) -> std::result::Result<ProxyServer, &'static str> {
+        let spec = spec.trim();
+        let rest = match spec.split_once("://") {
+            Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
+            Some(_) => return Err("only http:// proxies are supported"),
+            None => spec,
+        };
+        let authority_end = rest.find('/').unwrap_or(rest.len());
+        let (credentials, host) = match rest[..authority_end].rsplit_once('@') {
+            Some((c, h)) => (Some(c), h),
+            None => (None, &rest[..authority_end]),
+        };
+        let url = Url::parse(&format!("http://{host}/"))?;
+        let authorization = match credentials {
+            None => None,
+            Some(c) => {
+                let mut plain = String::new();
+                if !decode_path_into(c.as_bytes(), &mut plain) {
+                    return Err("bad percent-escape in the proxy credentials");
+                }
+                Some(format!(
+                    "Basic {}",
+                    moria_crypto::encoding::base64(plain.as_bytes())
+                ))
+            }
+        };
+        Ok(ProxyServer { url, authorization })
+    }
+}
+
+/// The proxy settings of a client.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Proxies {
+    /// For `http` URLs.
+    pub http: Option<ProxyServer>,
+    /// For `https` URLs (through CONNECT).
+    pub https: Option<ProxyServer>,
+    /// Hosts reached directly: exact names, domain suffixes (`example.com` covers
+    /// `a.example.com`), or `*` for all.
+    pub no_proxy: Vec<String>,
+}
+
+impl Proxies {
+    /// Reads `http_proxy`, `https_proxy` and `no_proxy`, lowercase first (the uppercase
+    /// `HTTP_PROXY` is what a CGI request header can set), then uppercase.
+    pub(crate) fn read_env(&mut self) -> std::result::Result<(), &'static str> {
+        let var = |name: &str| {
+            std::env::var(name.to_ascii_lowercase())
+                .or_else(|_| std::env::var(name))
+                .ok()
+                .filter(|v| !v.trim().is_empty())
+        };
+        if let Some(p) = var("HTTP_PROXY") {
+            self.http = Some(ProxyServer::parse(&p)?);
+        }
+        if let Some(p) = var("HTTPS_PROXY") {
+            self.https = Some(ProxyServer::parse(&p)?);
+        }
+        if let Some(list) = var("NO_PROXY") {
+            self.set_no_proxy(&list);
+        }
+        Ok(())
+    }
+
+    /// Sets the hosts reached directly from a comma-separated list.
+    pub(crate) fn set_no_proxy(&mut self, list: &str) {
+        self.no_proxy = list
+            .split(',')
+            .map(|h| h.trim().trim_start_matches('.').to_ascii_lowercase())
+            .filter(|h| !h.is_empty())
+            .collect();
+    }
+
+    /// The proxy `url` goes through, if any.
+    pub(crate) fn for_url(&self, url: &Url) -> Option<&ProxyServer> {
+        let proxy = if url.is_https() {
+            self.https.as_ref()
+        } else {
+            self.http.as_ref()
+        }?;
+        let host = url.host_bare();
+        let bypass = self.no_proxy.iter().any(|entry| {
+            let entry = entry.trim_start_matches('[').trim_end_matches(']');
+            entry == "*"
+                || host == entry
+                || (host.len() > entry.len()
+                    && host.ends_with(entry)
+                    && host.as_bytes()[host.len() - entry.len() - 1] == b'.')
+        });
+        (!bypass).then_some(proxy)
+    }
+}
+
+/// Asks `proxy` (already connected as `stream`) for a tunnel to `url`'s host and port.
+pub(crate) fn tunnel(
+    stream: &mut TcpStream,
+    url: &Url,
+    proxy: &ProxyServer,
+    timing: &Timing,
+) -> Result<()> {
+    let name = url.to_string();
+    let io_error = |source| Error::Io {
+        url: name.clone(),
+        source,
+    };
+    let target = format!("{}:{}", url.host(), url.port());
+    let fields: Vec<(String, String)> = proxy
+        .authorization
+        .iter()
+        .map(|a| ("Proxy-Authorization".to_owned(), a.clone()))
+        .collect();
+    let mut head = Vec::new();
+    encode_request(
+        &mut head,
+        "CONNECT",
+        &target,
+        &target,
+        &fields,
+        Length::Bodyless,
+    );
+    let wait = timing.next_wait().map_err(|phase| Error::Timeout {
+        url: name.clone(),
+        phase,
+    })?;
+    stream.set_write_timeout(Some(wait)).map_err(io_error)?;
+    stream.set_read_timeout(Some(wait)).map_err(io_error)?;
+    stream.write_all(&head).map_err(io_error)?;
+    let limits = Limits {
+        max_head: MAX_CONNECT_HEAD,
+        ..Limits::default()
+    };
+    let protocol = |violation| Error::Protocol {
+        url: name.clone(),
+        violation,
+    };
+    let mut buf = Vec::new();
+    let mut scan = HeadScan::default();
+    let mut chunk = [0u8; 1024];
+    let bounds = loop {
+        let n = stream.read(&mut chunk).map_err(|e| match e.kind() {
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Error::Timeout {
+                url: name.clone(),
+                phase: timing.expired_phase(),
+            },
+            _ => io_error(e),
+        })?;
+        if n == 0 {
+            return Err(protocol(Violation::TruncatedHead));
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(bounds) = scan
+            .scan(&buf, &limits)
+            .map_err(|f| protocol(Violation::from_failure(f)))?
+        {
+            break bounds;
+        }
+    };
+    // Rule 2 of RFC 9112 §6.3: a 2xx answer to CONNECT has no body; the tunnel starts there.
+    let answer = parse_response(&buf[..bounds.end], bounds.start, limits.max_headers, true)
+        .map_err(protocol)?;
+    if !(200..300).contains(&answer.status) {
+        return Err(Error::Proxy {
+            url: name,
+            status: answer.status,
+        });
+    }
+    if bounds.end != buf.len() {
+        return Err(protocol(Violation::BadStatusLine));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn proxy_urls_and_credentials() {
+        let p = ProxyServer::parse("http://us%40er:p%3Ass@proxy.local:3128").unwrap();
+        assert_eq!((p.url.host(), p.url.port()), ("proxy.local", 3128));
+        let basic = moria_crypto::encoding::base64(b"us@er:p:ss");
+        assert_eq!(p.authorization, Some(format!("Basic {basic}")));
+        let p = ProxyServer::parse("proxy.local:8080").unwrap();
+        assert_eq!((p.url.port(), p.authorization), (8080, None));
+        assert!(ProxyServer::parse("https://proxy.local").is_err());
+        assert!(ProxyServer::parse("socks5://proxy.local").is_err());
+        assert!(ProxyServer::parse("http://a:%zz@proxy.local").is_err());
+    }
+
+    #[test]
+    fn no_proxy_matches_names_and_domains() {
+        let mut p = Proxies {
+            http: Some(ProxyServer::parse("http://proxy:1").unwrap()),
+            https: None,
+            no_proxy: Vec::new(),
+        };
+        p.set_no_proxy("localhost, .internal.example,10.0.0.1,[::1]");
+        let via = |u: &str| p.for_url(&Url::parse(u).unwrap()).is_some();
+        assert!(!via("http://localhost/"));
+        assert!(!via("http://a.internal.example/"));
+        assert!(!via("http://internal.example/"));
+        assert!(via("http://notinternal.example/"));
+        assert!(!via("http://10.0.0.1:8080/"));
+        assert!(!via("http://[::1]/"));
+        assert!(via("http://example.com/"));
+        assert!(!via("https://example.com/"), "no https proxy set");
+        p.set_no_proxy("*");
+        assert!(p
+            .for_url(&Url::parse("http://example.com/").unwrap())
+            .is_none());
+    }
+}

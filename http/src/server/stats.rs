@@ -1,0 +1,48 @@
+//! A server's counters: plain relaxed atomics bumped where things happen, read as one snapshot.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A snapshot of a server's counters since it started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ServerStats {
+    /// Connections accepted and served.
+    pub accepted: u64,
+    /// Connections refused at the connection cap (answered 503, or closed when even the
+    /// refusals are at their limit).
+    pub refused: u64,
+    /// Handlers that panicked (answered 500).
+    pub handler_panics: u64,
+    /// Response bodies (streams, readers) that panicked after their head was sent (the
+    /// connection was closed).
+    pub body_panics: u64,
+    /// Connections whose fiber died without unwinding (a stack overflow) and were reclaimed:
+    /// socket closed, slot freed, 500 sent where no response had started.
+    pub reclaimed: u64,
+}
+
+/// The live counters behind [`ServerStats`].
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) accepted: AtomicU64,
+    pub(crate) refused: AtomicU64,
+    pub(crate) handler_panics: AtomicU64,
+    pub(crate) body_panics: AtomicU64,
+}
+
+impl Counters {
+    /// Adds one to `counter`.
+    pub(crate) fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Relaxed);
+    }
+
+    /// Reads every counter; `reclaimed` is the tracker's.
+    pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
+        ServerStats {
+            accepted: self.accepted.load(Relaxed),
+            refused: self.refused.load(Relaxed),
+            handler_panics: self.handler_panics.load(Relaxed),
+            body_panics: self.body_panics.load(Relaxed),
+            reclaimed,
+        }
+    }
+}
