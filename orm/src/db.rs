@@ -273,13 +273,19 @@ impl Db {
         }
     }
 
-    /// Runs `f` on the writer connection.
+    /// This database's identity (shared by its clones), for the reentrancy guard.
+    fn id(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+
+    /// Runs `f` on the writer connection. A `Db` call on this database from inside `f` returns
+    /// [`Error::Reentrant`]: use `f`'s `Conn` instead.
     pub fn run<R, F>(&self, f: F) -> Result<R>
     where
         F: FnOnce(&Conn) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
-        self.inner.writer.call(f)
+        self.inner.writer.call(self.id(), f)
     }
 
     /// Runs `f` on a reader connection when there are readers, else on the writer.
@@ -289,8 +295,8 @@ impl Db {
         R: Send + 'static,
     {
         match &self.inner.readers {
-            Some(r) => r.call(f),
-            None => self.inner.writer.call(f),
+            Some(r) => r.call(self.id(), f),
+            None => self.inner.writer.call(self.id(), f),
         }
     }
 

@@ -116,6 +116,10 @@ pub enum Error {
         /// The limit.
         limit: usize,
     },
+    /// A [`Db`](crate::Db) call was made from inside a closure running on the same database
+    /// (it would wait for the connection its own caller holds); refused at once.
+    #[error("a Db call from inside a closure on the same database (use the closure's Conn)")]
+    Reentrant,
     /// The closure given to a [`Db`](crate::Db) call panicked (its transaction rolled back).
     #[error("database call panicked: {0}")]
     Panicked(String),
@@ -166,6 +170,19 @@ impl Error {
             Error::Conflict { .. } => Some("23505"),
             Error::Constraint { .. } => Some("23000"),
             _ => None,
+        }
+    }
+
+    /// Whether the database was too busy to take the call (SQLite `SQLITE_BUSY`/`SQLITE_LOCKED`
+    /// past the busy timeout, or no pooled PostgreSQL connection free in time): worth retrying.
+    pub fn is_busy(&self) -> bool {
+        match self {
+            Error::Sqlite(rusqlite::Error::SqliteFailure(f, _)) => matches!(
+                f.code,
+                ffi::ErrorCode::DatabaseBusy | ffi::ErrorCode::DatabaseLocked
+            ),
+            Error::Postgres(pg::Error::PoolTimeout(_)) => true,
+            _ => false,
         }
     }
 

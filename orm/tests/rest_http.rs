@@ -250,3 +250,33 @@ both!(
     basic_auth_over_http_and_curl,
     jwt_bearer_over_http,
 );
+
+/// Another process's connection holds the SQLite file locked: writes and reads fail with
+/// `SQLITE_BUSY` after the busy timeout and are answered 503 (try again), not 500; once the
+/// lock is gone the same requests succeed.
+#[test]
+fn a_locked_sqlite_database_answers_503() {
+    let dir = TempDir::new("rest-busy");
+    let path = dir.file("busy.db");
+    let db = Db::builder(&path)
+        .busy_timeout(std::time::Duration::from_millis(20))
+        .open()
+        .unwrap();
+    let (server, addr) = serve(people(&db));
+    let other = moria_orm::rusqlite::Connection::open(&path).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let post = |name: &str| {
+        let body = format!(r#"{{"name":"{name}","age":1}}"#);
+        http(addr, "POST", "/root/Person", &[], body.as_bytes())
+    };
+    let (st, head, body) = post("locked out");
+    assert_eq!(st, 503, "{head}\n{}", String::from_utf8_lossy(&body));
+    assert!(head.contains("Retry-After: 1"), "{head}");
+    let (st, head, _) = http(addr, "GET", "/root/Person", &[], b"");
+    assert_eq!(st, 503, "{head}");
+    other.execute_batch("ROLLBACK").unwrap();
+    assert_eq!(post("let in").0, 201);
+    assert_eq!(db.count::<Person>(Query::new()).unwrap(), 1);
+    server.shutdown();
+    server.wait();
+}

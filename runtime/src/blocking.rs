@@ -167,6 +167,23 @@ where
     outcome.map_err(|p| Error::BlockingPanicked(panic_message(&*p)))
 }
 
+/// [`blocking_io`] for a closure that borrows from its caller (e.g. a `&str` address to
+/// resolve): the calling fiber stays parked until the job has run, whatever it does.
+pub(crate) fn blocking_io_borrowed<'a, F, T>(f: F) -> io::Result<T>
+where
+    F: FnOnce() -> io::Result<T> + Send + 'a,
+    T: Send + 'static,
+{
+    let job: Box<dyn FnOnce() -> io::Result<T> + Send + 'a> = Box::new(f);
+    // SAFETY: only the lifetime is erased. `blocking` returns only once the job has run to its
+    // end (a panic in it is caught on the pool thread and handed back as the result, and the
+    // caller parks again on every wake-up without one), so nothing `f` borrows is used after
+    // the caller's frame, which outlives this call, is gone.
+    let job: Box<dyn FnOnce() -> io::Result<T> + Send + 'static> =
+        unsafe { std::mem::transmute(job) };
+    blocking_io(job)
+}
+
 /// [`blocking`] for I/O: the one funnel for file and DNS calls; a panic becomes an `io::Error`.
 pub fn blocking_io<F, T>(f: F) -> io::Result<T>
 where

@@ -15,6 +15,7 @@
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
+//! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
@@ -46,6 +47,7 @@ mod engine;
 mod error;
 pub mod fiber;
 pub mod local;
+pub mod logger;
 pub mod net;
 mod overflow;
 pub mod scope;

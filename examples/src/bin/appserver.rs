@@ -21,6 +21,7 @@ use moria_crypto::jwt::{JwtKey, Validation};
 use moria_http::{Router, Server};
 use moria_orm::rest::{BasicAuth, JwtAuth};
 use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
+use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::shutdown;
 
 model! {
@@ -42,6 +43,9 @@ model! {
         pub label: String [index],
     }
 }
+
+/// Reader connections beside the writer when `--readers` is not given.
+const DEFAULT_READERS: usize = 4;
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum ModeArg {
@@ -67,8 +71,9 @@ struct Args {
     /// SQLite durability: full, off, exclusive or memory.
     #[arg(long, env = "MORIA_DB_MODE", value_enum, default_value = "full")]
     mode: ModeArg,
-    /// Use the write-ahead log with this many reader connections (0: no WAL).
-    #[arg(long, env = "MORIA_DB_READERS", default_value_t = 0)]
+    /// SQLite (modes full and off): use the write-ahead log with this many reader connections,
+    /// so reads never queue behind a write's fsync (0: rollback journal, reads wait for writes).
+    #[arg(long, env = "MORIA_DB_READERS", default_value_t = DEFAULT_READERS)]
     readers: usize,
     /// URL root of the REST API.
     #[arg(long, env = "MORIA_API_ROOT", default_value = "api")]
@@ -84,25 +89,33 @@ struct Args {
     jwt_secret: Option<String>,
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).init();
-    let args = Args::parse();
-    let mode = match args.mode {
-        ModeArg::Full => Mode::Full,
-        ModeArg::Off => Mode::Off,
-        ModeArg::Exclusive => Mode::OffExclusive,
-        ModeArg::Memory => Mode::Memory,
-    };
-    let db = if moria_orm::is_postgres_url(&args.db) {
+/// Opens the database the flags describe: WAL with readers for the SQLite file modes that
+/// allow them (an exclusive or memory database has one connection).
+fn open_db(args: &Args) -> moria_orm::Result<Db> {
+    if moria_orm::is_postgres_url(&args.db) {
         // PostgreSQL: the SQLite flags (mode, readers) do not apply; the pool does.
-        Db::builder(&args.db).pool_size(args.pool_size).open()?
-    } else {
-        Db::builder(&args.db)
-            .mode(mode)
-            .wal(args.readers > 0)
-            .readers(args.readers)
-            .open()?
+        return Db::builder(&args.db).pool_size(args.pool_size).open();
+    }
+    let (mode, readers) = match args.mode {
+        ModeArg::Full => (Mode::Full, args.readers),
+        ModeArg::Off => (Mode::Off, args.readers),
+        ModeArg::Exclusive => (Mode::OffExclusive, 0),
+        ModeArg::Memory => (Mode::Memory, 0),
     };
+    Db::builder(&args.db)
+        .mode(mode)
+        .wal(readers > 0)
+        .readers(readers)
+        .open()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let logger =
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).build();
+    let max = logger.filter();
+    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
+    let args = Args::parse();
+    let db = open_db(&args)?;
     log::info!("database: {:?}", db.backend());
     db.ensure_schema::<Task>()?;
     db.ensure_schema::<Tag>()?;
@@ -131,5 +144,37 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         args.root
     );
     server.wait();
+    log::logger().flush();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The default file database runs WAL with readers, so reads do not queue behind fsyncs.
+    #[test]
+    fn the_default_database_is_wal_with_readers() {
+        let dir = std::env::temp_dir().join(format!("moria-appserver-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("app.db");
+        let args = Args::parse_from(["appserver", "--db", path.to_str().unwrap()]);
+        let db = open_db(&args).unwrap();
+        let journal: String = db
+            .run(|c| {
+                let lite = c.sqlite().expect("a SQLite database");
+                Ok(lite.pragma_query_value(None, "journal_mode", |r| r.get(0))?)
+            })
+            .unwrap();
+        assert_eq!(journal, "wal");
+        assert_eq!(format!("{db:?}"), "Db { readers: true }");
+        for mode in ["exclusive", "memory"] {
+            let path = dir.join(format!("{mode}.db"));
+            let args =
+                Args::parse_from(["appserver", "--db", path.to_str().unwrap(), "--mode", mode]);
+            assert!(open_db(&args).is_ok(), "{mode}");
+        }
+        drop(db);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

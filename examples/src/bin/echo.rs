@@ -6,6 +6,7 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use clap::Parser;
+use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::net::TcpListener;
 use moria_runtime::{shutdown, spawn, stats, Deadline, Runtime};
 
@@ -25,8 +26,12 @@ struct Args {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info,may=warn"))
-        .init();
+    let logger = env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("info,may=warn"),
+    )
+    .build();
+    let max = logger.filter();
+    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
     let args = Args::parse();
     let mut builder = Runtime::builder().from_env()?;
     if let Some(n) = args.workers {

@@ -23,6 +23,7 @@ use moria_crypto::pki::Pki;
 use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::compress::Compression;
 use moria_http::{Server, StaticFiles};
+use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::{shutdown, Runtime};
 
 /// Command-line flags (each has a `MORIA_*` environment equivalent).
@@ -83,11 +84,13 @@ struct Args {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let access = if args.access_log { "info" } else { "warn" };
-    env_logger::Builder::from_env(
+    let logger = env_logger::Builder::from_env(
         env_logger::Env::default()
             .default_filter_or(format!("info,may=warn,moria_http::access={access}")),
     )
-    .init();
+    .build();
+    let max = logger.filter();
+    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
     let mut builder = Runtime::builder().from_env()?;
     if let Some(n) = args.workers {
         builder = builder.workers(n);
@@ -149,6 +152,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     server.wait();
     log::info!("fileserver: stopped");
+    log::logger().flush();
     Ok(())
 }
 

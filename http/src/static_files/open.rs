@@ -17,10 +17,10 @@
 //!   waiting for the disk (then the read goes to the pool) — see `body.rs`.
 //! - `close` of a read-only descriptor does no I/O on a local file system.
 //!
-//! "Local" means the root's file system type is one of [`LOCAL_FS`] and the file lives on the
-//! root's device; on anything else (NFS, FUSE, a mount below the root) every call goes to the
-//! pool, except, for a mount below a local root, the cached open and its `statx` (the device is
-//! only known after them). Without `openat2` (Linux < 5.6, or a seccomp filter that
+//! "Local" means the root's file system type is one of [`LOCAL_FS`] (decided once, by `statfs`,
+//! when the root is opened) and the file lives on the root's mount; on anything else (NFS,
+//! FUSE, CIFS, overlayfs, a mount below the root) every call goes to the pool. The inline open
+//! adds `RESOLVE_NO_XDEV`, so it never crosses into a mount that was not classified. Without `openat2` (Linux < 5.6, or a seccomp filter that
 //! refuses it) opening falls back to resolving the path on the pool and checking that the
 //! canonical path stays under the canonical root (racy against a concurrent rename; logged
 //! once at start).
@@ -39,20 +39,25 @@ use rustix::io::Errno;
 
 use super::listing;
 
-/// File-system magic numbers (`statfs(2)`) of local file systems, whose open descriptors answer
-/// `statx` and `close` from memory: ext2/3/4, XFS, Btrfs, tmpfs, overlayfs, F2FS, ramfs, ZFS,
-/// bcachefs.
-const LOCAL_FS: [FsWord; 9] = [
+/// File-system magic numbers (`statfs(2)`) of local block or memory file systems, whose open
+/// descriptors answer `statx` and `close` from memory: ext2/3/4, XFS, Btrfs, tmpfs, F2FS, ramfs,
+/// ZFS, bcachefs. Everything else is served through the pool: NFS, FUSE, CIFS/SMB, and
+/// overlayfs too (its layers may be any of those, and `statfs` does not say which).
+const LOCAL_FS: [FsWord; 8] = [
     0xEF53,
     0x5846_5342,
     0x9123_683E,
     0x0102_1994,
-    0x794C_7630,
     0xF2F5_2010,
     0x8584_58F6,
     0x2FC1_2FC1,
     0xCA45_1A4E,
 ];
+
+/// Whether files on a file system of this `statfs` magic may be opened and read on the fiber.
+fn is_local(magic: FsWord) -> bool {
+    LOCAL_FS.contains(&magic)
+}
 
 /// How the kernel can confine an open (probed once, when the root is opened).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -212,7 +217,7 @@ impl Root {
             }
             let fd = OwnedFd::from(dir);
             let local = rustix::fs::fstatfs(&fd)
-                .map(|s| LOCAL_FS.contains(&s.f_type))
+                .map(|s| is_local(s.f_type))
                 .unwrap_or(false);
             let probe = |resolve| rustix::fs::openat2(&fd, ".", flags(), Mode::empty(), resolve);
             let resolver = match probe(ResolveFlags::BENEATH | ResolveFlags::CACHED) {
@@ -251,21 +256,9 @@ impl Root {
     ) -> Result<Opened, OpenError> {
         let rel = if rel.is_empty() { "." } else { rel };
         let resolve = resolve_flags(allow_symlinks_out);
-        if inline && self.local && self.resolver == Resolver::Cached {
-            match rustix::fs::openat2(
-                &*self.fd,
-                rel,
-                flags(),
-                Mode::empty(),
-                resolve | ResolveFlags::CACHED,
-            ) {
-                Ok(fd) => {
-                    let file = fs::File::from(fd);
-                    let stat = Stat::of(&file.metadata()?);
-                    return Ok(self.opened(file, stat, inline));
-                }
-                Err(Errno::AGAIN) => {}
-                Err(e) => return Err(io::Error::from(e).into()),
+        if inline {
+            if let Some(opened) = self.open_inline(rel, resolve)? {
+                return Ok(opened);
             }
         }
         let (root, root_path, resolver) = (Arc::clone(&self.fd), self.path.clone(), self.resolver);
@@ -285,6 +278,28 @@ impl Root {
             Ok((file, stat))
         })?;
         Ok(self.opened(file, stat, inline))
+    }
+
+    /// The open on the fiber, for a root on a local file system: `None` when it has to go to
+    /// the pool — a path component not in the dentry cache (`RESOLVE_CACHED`), or a mount point
+    /// on the way (`RESOLVE_NO_XDEV`: the mount below may be NFS or FUSE, whose open waits on
+    /// the network or a daemon; only the root's own mount was classified).
+    fn open_inline(&self, rel: &str, resolve: ResolveFlags) -> Result<Option<Opened>, OpenError> {
+        if !self.local || self.resolver != Resolver::Cached {
+            return Ok(None);
+        }
+        let how = resolve | ResolveFlags::CACHED | ResolveFlags::NO_XDEV;
+        match rustix::fs::openat2(&*self.fd, rel, flags(), Mode::empty(), how) {
+            Ok(fd) => {
+                let file = fs::File::from(fd);
+                let stat = Stat::of(&file.metadata()?);
+                Ok(Some(self.opened(file, stat, true)))
+            }
+            // EXDEV is also how RESOLVE_BENEATH refuses an escape: the pool's open, without
+            // NO_XDEV, tells the two apart.
+            Err(Errno::AGAIN | Errno::XDEV) => Ok(None),
+            Err(e) => Err(io::Error::from(e).into()),
+        }
     }
 
     /// Reads the listing entries of directory `rel`, all on the offload pool (see
@@ -406,6 +421,65 @@ mod tests {
         let e = open_canonical(r.path(), "out", false).unwrap_err();
         assert!(matches!(OpenError::from(e), OpenError::Forbidden));
         assert!(open_canonical(r.path(), "out", true).is_ok());
+    }
+
+    #[test]
+    fn local_block_file_systems_are_inline_and_remote_or_layered_ones_offloaded() {
+        let inline = [
+            (0xEF53, "ext4"),
+            (0x5846_5342, "xfs"),
+            (0x0102_1994, "tmpfs"),
+        ];
+        for (magic, name) in inline {
+            assert!(is_local(magic), "{name}");
+        }
+        let offloaded = [
+            (0x6969, "nfs"),
+            (0x6573_5546, "fuse"),
+            (0xFF53_4D42, "cifs"),
+            (0xFE53_4D42, "smb2"),
+            (0x794C_7630, "overlay"),
+            (0x9FA0, "proc"),
+            (0, "unknown"),
+        ];
+        for (magic, name) in offloaded {
+            assert!(!is_local(magic), "{name}");
+        }
+    }
+
+    /// A mount point and the directory above it, on a local file system that offers
+    /// `RESOLVE_CACHED` (from `/proc/self/mountinfo`: `/proc` under `/`, `/dev/shm` under a
+    /// tmpfs `/dev`, …).
+    fn mount_below_a_local_root() -> Option<(Root, String)> {
+        let info = fs::read_to_string("/proc/self/mountinfo").ok()?;
+        info.lines()
+            .filter_map(|l| l.split(' ').nth(4))
+            .filter(|m| *m != "/" && !m.contains('\\'))
+            .find_map(|m| {
+                let m = Path::new(m);
+                if !m.is_dir() {
+                    return None;
+                }
+                let r = Root::open(m.parent()?).ok()?;
+                let name = m.file_name()?.to_str()?.to_string();
+                (r.local && r.resolver == Resolver::Cached).then_some((r, name))
+            })
+    }
+
+    /// A mount point below a local root is never crossed on the fiber: the mount below was not
+    /// classified, and could be NFS or FUSE.
+    #[test]
+    fn the_inline_open_does_not_cross_into_another_mount() {
+        let (r, mount) = mount_below_a_local_root()
+            .expect("a mount point under a local file system with openat2 RESOLVE_CACHED");
+        let resolve = resolve_flags(false);
+        // Through the pool: allowed, and it puts the path in the dentry cache.
+        assert_eq!(
+            outcome(&r, &mount, false, false).unwrap().kind,
+            Kind::Directory
+        );
+        assert!(r.open_inline(&mount, resolve).unwrap().is_none(), "{mount}");
+        assert!(r.open_inline(".", resolve).unwrap().is_some());
     }
 
     #[test]

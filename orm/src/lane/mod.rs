@@ -3,20 +3,22 @@
 //!
 //! - [`Dispatch::Thread`]: dedicated OS threads own the connections and take jobs from a
 //!   channel (`moria_runtime::sync`); the calling fiber parks on a one-message reply channel.
-//! - [`Dispatch::Offload`]: each call is one `moria_runtime::blocking` job that checks a
-//!   connection out of a small pool.
+//! - [`Dispatch::Offload`]: the calling fiber waits for a free connection (holding no thread),
+//!   then the call is one `moria_runtime::blocking` job.
 //! - [`Dispatch::Inline`]: memory databases only (no disk I/O to wait for): the call runs on the
 //!   calling fiber under a fiber-aware mutex.
 //!
 //! - PostgreSQL (not a [`Dispatch`] choice): the call runs on the calling fiber with a pooled
 //!   connection; the client's waits park only that fiber.
 //!
-//! Every lane turns a panic inside the job into [`Error::Panicked`]; open transactions roll back
+//! Every lane refuses a call made from inside one of its own database's closures
+//! ([`Error::Reentrant`], see `reentry.rs`) and turns a panic inside the job into [`Error::Panicked`]; open transactions roll back
 //! as the panic unwinds through their guards.
 
 mod inline;
 mod offload;
 pub(crate) mod pg;
+mod reentry;
 mod thread;
 
 use std::any::Any;
@@ -60,12 +62,15 @@ impl Lane {
         })
     }
 
-    /// Runs `f` on one of the lane's connections and returns its result to the calling fiber.
-    pub(crate) fn call<R, F>(&self, f: F) -> Result<R>
+    /// Runs `f` on one of the lane's connections and returns its result to the calling fiber;
+    /// `db` identifies the database, for the reentrancy guard.
+    pub(crate) fn call<R, F>(&self, db: usize, f: F) -> Result<R>
     where
         F: FnOnce(&Conn) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
+        let chain = reentry::enter(db)?;
+        let f = move |c: &Conn| reentry::within(chain, || f(c));
         match self {
             Lane::Inline(l) => l.call(f),
             Lane::Offload(l) => l.call(f),

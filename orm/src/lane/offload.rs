@@ -1,57 +1,31 @@
-//! The offload lane: each call is one `moria_runtime::blocking` job that checks a connection
-//! out of a pool (waiting on the pool thread, never on the fiber's worker).
-
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+//! The offload lane: the calling fiber waits for a free connection (parked on a channel, holding
+//! no thread), then runs the call as one `moria_runtime::blocking` job that hands the connection
+//! back when done. Waiting on the pool thread instead would let a burst of callers occupy every
+//! offload thread while one of them works, stalling file, DNS and static-file jobs behind it.
 
 use moria_runtime::blocking;
+use moria_runtime::sync::{bounded, Receiver, Sender};
 
 use super::{run_caught, Opener};
 use crate::conn::Conn;
 use crate::error::{Error, Result};
 
-struct Pool {
-    idle: Mutex<Vec<Conn>>,
-    returned: Condvar,
-}
-
-impl Pool {
-    fn take(&self) -> Conn {
-        let mut idle = self.idle.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if let Some(c) = idle.pop() {
-                return c;
-            }
-            idle = self
-                .returned
-                .wait(idle)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
-    }
-
-    fn give_back(&self, conn: Conn) {
-        self.idle
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(conn);
-        self.returned.notify_one();
-    }
-}
-
-/// `n` connections used by offload-pool threads.
+/// `n` connections, idle ones queued in a channel of capacity `n`.
 pub(crate) struct OffloadLane {
-    pool: Arc<Pool>,
+    idle: Receiver<Conn>,
+    back: Sender<Conn>,
 }
 
 impl OffloadLane {
     pub(crate) fn open(n: usize, open: Opener) -> Result<Self> {
         let conns = blocking(move || (0..n).map(|_| open()).collect::<Result<Vec<_>>>())
             .map_err(|e| Error::Offload(e.to_string()))??;
-        Ok(OffloadLane {
-            pool: Arc::new(Pool {
-                idle: Mutex::new(conns),
-                returned: Condvar::new(),
-            }),
-        })
+        let (back, idle) = bounded(n.max(1));
+        for c in conns {
+            back.send(c)
+                .map_err(|_| Error::Offload("connection queue closed".into()))?;
+        }
+        Ok(OffloadLane { idle, back })
     }
 
     pub(crate) fn call<R, F>(&self, f: F) -> Result<R>
@@ -59,11 +33,15 @@ impl OffloadLane {
         F: FnOnce(&Conn) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
-        let pool = self.pool.clone();
+        let conn = self
+            .idle
+            .recv()
+            .map_err(|_| Error::Offload("connection queue closed".into()))?;
+        let back = self.back.clone();
         blocking(move || {
-            let conn = pool.take();
             let out = run_caught(&conn, f);
-            pool.give_back(conn);
+            // The queue holds every connection of the lane, so it always has room.
+            let _ = back.send(conn);
             out
         })
         .map_err(|e| Error::Offload(e.to_string()))?

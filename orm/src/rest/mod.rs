@@ -12,8 +12,9 @@
 //!
 //! Errors are mORMot's `{"errorCode":N,"errorText":"…"}`: 400 malformed input (bad JSON,
 //! unknown field, wrong type, bad parameter), 401 failed auth (with `WWW-Authenticate`), 404 no
-//! such table or row, 405 method, 409 unique violation, 413 body over the limit, 503 no pooled PostgreSQL connection free in
-//! time, 504 statement timed out, 500 otherwise.
+//! such table or row, 405 method, 409 unique violation, 413 body over the limit, 503 (with
+//! `Retry-After`) the database is busy (SQLite locked past the busy timeout, or no pooled
+//! PostgreSQL connection free in time), 504 statement timed out, 500 otherwise.
 
 mod auth;
 mod http;
@@ -82,11 +83,14 @@ impl RestResponse {
     }
 }
 
+/// Seconds a client is asked to wait (`Retry-After`) when the database is busy.
+pub const RETRY_AFTER_SECS: u32 = 1;
+
 /// The status an ORM error maps to (the one place this mapping lives).
 pub fn status_of(e: &Error) -> u16 {
     match e {
         Error::NotFound { .. } | Error::NoSuchTable(_) => 404,
-        Error::Postgres(crate::pg::Error::PoolTimeout(_)) => 503,
+        e if e.is_busy() => 503,
         Error::Postgres(crate::pg::Error::Timeout(_)) => 504,
         Error::Conflict { .. } => 409,
         Error::TooLarge { .. } => 413,
@@ -218,7 +222,12 @@ impl Rest {
                 if status == 500 {
                     log::error!("{} {}: {e}", req.method, req.path);
                 }
-                RestResponse::error(status, &e.to_string())
+                let mut r = RestResponse::error(status, &e.to_string());
+                if status == 503 {
+                    r.headers
+                        .push(("Retry-After", RETRY_AFTER_SECS.to_string()));
+                }
+                r
             }
         }
     }

@@ -5,6 +5,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 
 use socket2::{Domain, Protocol, Socket, Type};
 
+use crate::blocking::blocking_io_borrowed;
+
 /// Default listen backlog (the kernel caps it at `net.core.somaxconn`). Large on purpose: when a
 /// burst of connects overflows the accept queue, Linux drops the handshake's last ACK and the
 /// client, which believes it is connected, waits for SYN-ACK retransmits (1 s, 2 s, 4 s, ...).
@@ -29,11 +31,22 @@ impl Default for ListenOptions {
     }
 }
 
-/// Resolves `addr` to its first address (numeric addresses never touch DNS).
-pub(crate) fn first_addr(addr: impl ToSocketAddrs) -> io::Result<SocketAddr> {
-    addr.to_socket_addrs()?
-        .next()
-        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing"))
+/// Resolves `addr` on the offload pool: `getaddrinfo` reads files and may wait on DNS, which
+/// must never stall a worker (from a plain thread it runs in place).
+pub(crate) fn resolve(addr: impl ToSocketAddrs + Send) -> io::Result<Vec<SocketAddr>> {
+    let addrs = blocking_io_borrowed(move || Ok(addr.to_socket_addrs()?.collect::<Vec<_>>()))?;
+    if addrs.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "address resolved to nothing",
+        ));
+    }
+    Ok(addrs)
+}
+
+/// Resolves `addr` (on the offload pool) to its first address.
+pub(crate) fn first_addr(addr: impl ToSocketAddrs + Send) -> io::Result<SocketAddr> {
+    Ok(resolve(addr)?[0])
 }
 
 /// A bound, listening, non-blocking std listener.

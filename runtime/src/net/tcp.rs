@@ -11,10 +11,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
 
 use super::accept::accept_loop;
-use super::bind::{first_addr, listen, ListenOptions};
+use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::{engine_timeouts, forward_io};
 use super::ready::{self, Interest};
-use crate::blocking::blocking_io;
 use crate::engine;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
@@ -27,13 +26,14 @@ pub struct TcpListener {
 }
 
 impl TcpListener {
-    /// Binds `addr` (a busy port fails with `AddrInUse`).
-    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+    /// Binds `addr` (a busy port fails with `AddrInUse`); a host name is resolved on the
+    /// offload pool, never on a worker.
+    pub fn bind(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         Self::bind_with(addr, ListenOptions::default())
     }
 
     /// Binds `addr` with explicit options (e.g. reuse-port for per-worker listeners).
-    pub fn bind_with(addr: impl ToSocketAddrs, opts: ListenOptions) -> io::Result<Self> {
+    pub fn bind_with(addr: impl ToSocketAddrs + Send, opts: ListenOptions) -> io::Result<Self> {
         engine::ensure();
         let std_listener = listen(first_addr(addr)?, opts)?;
         // SAFETY: the descriptor comes from a listener we own and hand over entirely.
@@ -102,11 +102,10 @@ pub struct TcpStream {
 
 impl TcpStream {
     /// Connects to `addr`; host names are resolved on the offload pool, never on a worker.
-    pub fn connect<A: ToSocketAddrs + Send + 'static>(addr: A) -> io::Result<Self> {
+    pub fn connect(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         engine::ensure();
-        let addrs: Vec<SocketAddr> = blocking_io(move || Ok(addr.to_socket_addrs()?.collect()))?;
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
-        for a in addrs {
+        for a in resolve(addr)? {
             match may::net::TcpStream::connect(a) {
                 Ok(inner) => return Ok(TcpStream { inner }),
                 Err(e) => last = e,

@@ -14,14 +14,14 @@ pub struct UdpSocket {
 }
 
 impl UdpSocket {
-    /// Binds `addr`.
-    pub fn bind(addr: impl ToSocketAddrs) -> io::Result<Self> {
+    /// Binds `addr`; a host name is resolved on the offload pool, never on a worker.
+    pub fn bind(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         engine::ensure();
         may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket { inner })
     }
 
-    /// Sets the default peer for `send`/`recv`.
-    pub fn connect(&self, addr: impl ToSocketAddrs) -> io::Result<()> {
+    /// Sets the default peer for `send`/`recv` (a host name is resolved on the offload pool).
+    pub fn connect(&self, addr: impl ToSocketAddrs + Send) -> io::Result<()> {
         self.inner.connect(first_addr(addr)?)
     }
 
