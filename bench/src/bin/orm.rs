@@ -81,6 +81,9 @@ struct Args {
     /// Pool size of the PostgreSQL `Db` (and connections of the tokio-postgres peer).
     #[arg(long, default_value_t = 8)]
     pg_pool: usize,
+    /// Shared (pipelined) connections of the PostgreSQL `Db`, on top of the pool.
+    #[arg(long, default_value_t = moria_orm::pg::DEFAULT_PIPELINED)]
+    pg_pipelined: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -1027,6 +1030,18 @@ fn pg_db_insert(db: &Db, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
     (d, ids)
 }
 
+/// The PostgreSQL `Db` under test: `pool` exclusive and `pipelined` shared connections.
+fn pg_db(url: &str, pool: usize, pipelined: usize) -> Db {
+    Db::builder(url)
+        .pool_options(moria_orm::pg::PoolOptions {
+            max_size: pool,
+            pipelined,
+            ..Default::default()
+        })
+        .open()
+        .expect("open")
+}
+
 fn pg_reset(admin: &str) {
     let mut c = moria_orm::pg::Client::connect(admin).expect("admin connection");
     c.batch_execute("DROP TABLE IF EXISTS \"Sample\"")
@@ -1042,6 +1057,7 @@ fn pg_transport(
     tokio_params: &str,
 ) -> [(Line, Line); 2] {
     let (rows, runs, pool) = (b.args.rows, b.args.runs, b.args.pg_pool);
+    let pipelined = b.args.pg_pipelined;
     let mut orm_ins = Vec::new();
     let mut peer_ins = Vec::new();
     let values: Vec<tokio_pg::RowValues> = (0..rows)
@@ -1070,7 +1086,7 @@ fn pg_transport(
             let u = url.to_owned();
             let (d, ids) = rt
                 .run(move || {
-                    let db = Db::builder(&u).pool_size(pool).open().expect("open");
+                    let db = pg_db(&u, pool, pipelined);
                     db.ensure_schema::<Sample>().expect("schema");
                     pg_db_insert(&db, kind, rows)
                 })
@@ -1120,9 +1136,7 @@ fn pg_transport(
     );
     for _ in 0..runs {
         let (u, ids2) = (url.to_owned(), Arc::clone(&ids));
-        let db = rt
-            .run(move || Db::builder(&u).pool_size(pool).open().expect("open"))
-            .expect("fiber");
+        let db = rt.run(move || pg_db(&u, pool, pipelined)).expect("fiber");
         let (db2, n) = (db.clone(), ids2.len());
         let (one, all) = rt
             .run(move || {
@@ -1163,7 +1177,7 @@ fn pg_transport(
                 cols: orm_ins,
             },
             Line {
-                label: format!("PostgreSQL {label} (Db, pool {pool})"),
+                label: format!("PostgreSQL {label} (Db, {pool}+{pipelined} shared)"),
                 cols: vec![median(o1), median(oa), median(oc)],
             },
         ),
@@ -1247,8 +1261,8 @@ fn pg_compare(b: &mut Bench, rt: &Runtime) {
         }
     };
     println!(
-        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks on a pool of {}",
-        b.args.rows, b.args.runs, b.args.pg_pool
+        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks; Db: pool of {} + {} shared (pipelined) connections",
+        b.args.rows, b.args.runs, b.args.pg_pool, b.args.pg_pipelined
     );
     let mut ins = Vec::new();
     let mut reads = Vec::new();

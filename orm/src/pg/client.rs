@@ -470,18 +470,13 @@ impl Client {
 
     /// Starts an operation: refuses a broken connection, arms the statement deadline.
     pub(crate) fn begin_op(&mut self) -> Result<()> {
-        self.begin_op_at(Instant::now())
-    }
-
-    /// Starts an operation whose statement deadline counts from `start`.
-    pub(crate) fn begin_op_at(&mut self, start: Instant) -> Result<()> {
         if self.broken {
             return Err(Error::Closed);
         }
         self.cancel_sent = false;
         self.deadline = self.query_timeout.map(|t| {
             self.timeout_len = t;
-            start + t
+            Instant::now() + t
         });
         Ok(())
     }
@@ -651,7 +646,7 @@ impl Client {
 
     /// Reads ParseComplete, ParameterDescription and RowDescription/NoData (not the
     /// ReadyForQuery that follows).
-    pub(crate) fn read_prepare(&mut self, name: &str) -> Result<Statement> {
+    fn read_prepare(&mut self, name: &str) -> Result<Statement> {
         let mut params: Vec<Type> = Vec::new();
         loop {
             match self.recv()? {

@@ -10,8 +10,9 @@
 //!
 //! Answers are matched to requests by position, and each request ends with its own Sync, so:
 //! - a statement error fails that request only (the server skips to its Sync, the others run);
-//! - a deadline ([`Config::query_timeout`](super::Config), counted from the call) cancels on
-//!   the server and fails that request with [`Error::Timeout`]; a cancel request names the
+//! - a deadline ([`Config::query_timeout`](super::Config), counted from when the answer before
+//!   it has been read, i.e. when the server starts on it) cancels on the server and fails that
+//!   request with [`Error::Timeout`]; a cancel request names the
 //!   backend, not the statement, so one that lands just after the late statement ended cancels
 //!   the next one instead (that call fails with SQLSTATE 57014, never with someone else's rows);
 //! - an I/O error, a protocol violation or a FATAL error fails every request on the connection
@@ -26,7 +27,6 @@
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
 
 use bytes::BytesMut;
 use moria_runtime::sync::{Event, Reset};
@@ -81,7 +81,6 @@ impl Slot {
 struct Request {
     slot: Arc<Slot>,
     kind: Kind,
-    start: Instant,
     len: usize,
 }
 
@@ -204,6 +203,11 @@ impl SharedClient {
         self.inner.pid
     }
 
+    /// Requests queued or in flight on the connection right now.
+    pub fn pending(&self) -> usize {
+        lock(&self.inner.state).queue.len()
+    }
+
     /// Whether the connection failed; every call now returns [`Error::Closed`].
     pub fn is_broken(&self) -> bool {
         lock(&self.inner.state).broken
@@ -291,7 +295,6 @@ impl SharedClient {
             st.queue.push_back(Request {
                 slot: slot.clone(),
                 kind,
-                start: Instant::now(),
                 len,
             });
             !std::mem::replace(&mut st.driving, true)
@@ -322,13 +325,10 @@ impl SharedClient {
             let (bytes, head) = {
                 let mut st = lock(&self.inner.state);
                 let bytes = st.take_sendable();
-                let head = st
-                    .queue
-                    .front()
-                    .map(|r| (r.slot.clone(), r.kind.clone(), r.start));
+                let head = st.queue.front().map(|r| (r.slot.clone(), r.kind.clone()));
                 (bytes, head)
             };
-            let Some((slot, kind, start)) = head else {
+            let Some((slot, kind)) = head else {
                 self.fail_all(
                     Some(client),
                     Error::protocol("shared connection lost a request"),
@@ -342,9 +342,7 @@ impl SharedClient {
                     return;
                 }
             }
-            let got = client
-                .begin_op_at(start)
-                .and_then(|_| read(&mut client, &kind));
+            let got = client.begin_op().and_then(|_| read(&mut client, &kind));
             client.end_op();
             if client.is_broken() {
                 self.fail_all(Some(client), got.err().unwrap_or(Error::Closed));
