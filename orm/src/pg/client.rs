@@ -400,6 +400,14 @@ impl Client {
         }
     }
 
+    /// Whether a whole message is already buffered (reading it will not wait on the socket).
+    pub(crate) fn has_message(&self) -> bool {
+        self.rbuf.len() >= 5
+            && self.rbuf.len()
+                > u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]])
+                    as usize
+    }
+
     fn fill(&mut self) -> Result<()> {
         let timeout = match self.deadline {
             Some(d) => {

@@ -324,7 +324,13 @@ impl SharedClient {
         loop {
             let (bytes, head) = {
                 let mut st = lock(&self.inner.state);
-                let bytes = st.take_sendable();
+                // Write only before the socket read would wait (or when the head is not
+                // written yet): requests queued meanwhile then go out together.
+                let bytes = if st.sent == 0 || !client.has_message() {
+                    st.take_sendable()
+                } else {
+                    BytesMut::new()
+                };
                 let head = st.queue.front().map(|r| (r.slot.clone(), r.kind.clone()));
                 (bytes, head)
             };
@@ -354,11 +360,17 @@ impl SharedClient {
                 st.in_flight -= r.len;
             }
             if Arc::ptr_eq(&slot, own) {
-                own.put(SlotState::Done(got));
                 st.client = Some(client);
-                match st.queue.front() {
-                    Some(next) => next.slot.put(SlotState::Drive),
-                    None => st.driving = false,
+                // The newest request drives next: its answer comes last, so it reads every answer
+                // before its own and wakes their fibers, instead of one driver per answer.
+                let next = st.queue.back().map(|r| r.slot.clone());
+                st.driving = next.is_some();
+                // Wakes happen outside the state lock: setting an event may park this fiber,
+                // and a worker blocked on a std lock held by a parked fiber would stall.
+                drop(st);
+                own.put(SlotState::Done(got));
+                if let Some(next) = next {
+                    next.put(SlotState::Drive);
                 }
                 return;
             }
