@@ -31,12 +31,15 @@ fn wait_pending(s: &SharedClient, n: usize) {
 /// A session holding advisory lock `key`, and a fiber whose statement on `s` waits for it on
 /// the server (queued and in flight when this returns).
 fn blocked_head(s: &SharedClient, key: i64) -> (Client, JoinHandle<Result<Vec<Row>, Error>>) {
+    let wait = format!("SELECT pg_advisory_xact_lock({key})");
+    // Prepared while the lock is free, so that the blocked call is one request (an execute).
+    s.query(&wait, &[]).unwrap();
     let mut admin = Client::connect_config(&cfg()).unwrap();
     admin
         .batch_execute(&format!("SELECT pg_advisory_lock({key})"))
         .unwrap();
     let s2 = s.clone();
-    let head = spawn(move || s2.query(&format!("SELECT pg_advisory_xact_lock({key})"), &[]));
+    let head = spawn(move || s2.query(&wait, &[]));
     wait_pending(s, 1);
     (admin, head)
 }

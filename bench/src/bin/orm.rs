@@ -84,6 +84,10 @@ struct Args {
     /// Shared (pipelined) connections of the PostgreSQL `Db`, on top of the pool.
     #[arg(long, default_value_t = moria_orm::pg::DEFAULT_PIPELINED)]
     pg_pipelined: usize,
+    /// Scheduler workers of the runtime the `Db` rows run on (the tokio-postgres peer runs on
+    /// one thread).
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -935,7 +939,10 @@ fn dispatch_compare(b: &mut Bench, rt: &Runtime) {
         })
         .collect();
     print_table(
-        "Db by-one reads from fibers, 2 workers (rows/second)",
+        &format!(
+            "Db by-one reads from fibers, {} workers (rows/second)",
+            b.args.workers
+        ),
         &["1 fiber", "8 fibers"],
         &lines,
     );
@@ -1261,8 +1268,8 @@ fn pg_compare(b: &mut Bench, rt: &Runtime) {
         }
     };
     println!(
-        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks; Db: pool of {} + {} shared (pipelined) connections",
-        b.args.rows, b.args.runs, b.args.pg_pool, b.args.pg_pipelined
+        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks; Db: pool of {} + {} shared (pipelined) connections, {} workers",
+        b.args.rows, b.args.runs, b.args.pg_pool, b.args.pg_pipelined, b.args.workers
     );
     let mut ins = Vec::new();
     let mut reads = Vec::new();
@@ -1296,7 +1303,10 @@ fn main() {
         return;
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let rt = Runtime::builder().workers(2).build().expect("runtime");
+    let rt = Runtime::builder()
+        .workers(args.workers)
+        .build()
+        .expect("runtime");
     let (no_db, no_rest, only_dispatch) = (args.no_db, args.no_rest, args.dispatch);
     let engines: Vec<_> = ENGINES
         .into_iter()

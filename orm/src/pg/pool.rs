@@ -185,10 +185,7 @@ impl Pool {
             return Some(Ok(s.clone()));
         }
         *slot = None;
-        Some(SharedClient::connect_config(&self.inner.config).map(|s| {
-            *slot = Some(s.clone());
-            s
-        }))
+        Some(SharedClient::connect_config(&self.inner.config).inspect(|s| *slot = Some(s.clone())))
     }
 
     fn pop_idle(&self) -> Option<Idle> {

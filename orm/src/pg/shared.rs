@@ -29,7 +29,7 @@ use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::BytesMut;
-use moria_runtime::sync::{Event, Reset};
+use moria_runtime::sync::Semaphore;
 use postgres_protocol::message::frontend;
 
 use super::cache::StmtCache;
@@ -64,13 +64,14 @@ enum SlotState {
 /// Where a fiber waits for its answer, or for the driver role.
 struct Slot {
     state: Mutex<SlotState>,
-    wake: Event,
+    /// Released once per `put`: an atomic when nobody waits yet.
+    wake: Semaphore,
 }
 
 impl Slot {
     fn put(&self, s: SlotState) {
         *lock(&self.state) = s;
-        self.wake.set();
+        self.wake.release();
     }
 
     fn take(&self) -> SlotState {
@@ -270,7 +271,7 @@ impl SharedClient {
     fn call(&self, build: &mut dyn FnMut(&mut State) -> Result<Kind>) -> Result<Done> {
         let slot = Arc::new(Slot {
             state: Mutex::new(SlotState::Waiting),
-            wake: Event::new(Reset::Auto),
+            wake: Semaphore::new(0),
         });
         let mut drive = {
             let mut st = lock(&self.inner.state);
@@ -307,7 +308,7 @@ impl SharedClient {
                 SlotState::Done(r) => return r,
                 SlotState::Drive => drive = true,
                 SlotState::Waiting => {
-                    slot.wake.wait();
+                    slot.wake.acquire();
                     drive = false;
                 }
             }
