@@ -349,7 +349,17 @@ impl SharedClient {
                     return;
                 }
             }
-            let got = client.begin_op().and_then(|_| read(&mut client, &kind));
+            // A panic here (a bug, not user code: rows are decoded by their callers) must not
+            // strand the fibers waiting on this connection.
+            let got = match catch_unwind(AssertUnwindSafe(|| {
+                client.begin_op().and_then(|_| read(&mut client, &kind))
+            })) {
+                Ok(got) => got,
+                Err(p) => {
+                    self.fail_all(Some(client), Error::protocol("the reader panicked"));
+                    resume_unwind(p)
+                }
+            };
             client.end_op();
             if client.is_broken() {
                 self.fail_all(Some(client), got.err().unwrap_or(Error::Closed));
