@@ -6,15 +6,14 @@
 //!   server closed while they sat idle (a non-waiting readability check on every checkout);
 //!   after [`PoolOptions::check_after_idle`] it also runs an empty query. So after a server
 //!   restart or `pg_terminate_backend`, stale connections are replaced by fresh ones.
-//! - [`Pool::shared`] hands out one of [`PoolOptions::pipelined`] [`SharedClient`]s (round
-//!   robin): connections many fibers use at once for single statements, pipelined. They are
+//! - [`Pool::shared`] hands out the least busy of [`PoolOptions::pipelined`] [`SharedClient`]s:
+//!   connections many fibers use at once for single statements, pipelined. They are
 //!   opened on first use, outside `max_size`, and replaced when broken or closed by the server.
 //! - Return: a connection left inside a transaction (committed nor rolled back, or failed) is
 //!   rolled back, and discarded if that fails; a broken one is discarded. None is handed out
 //!   dirty.
 
 use std::ops::{Deref, DerefMut};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -79,7 +78,6 @@ struct Inner {
     idle: Mutex<Vec<Idle>>,
     permits: Semaphore,
     shared: Vec<moria_runtime::sync::Mutex<Option<SharedClient>>>,
-    next_shared: AtomicUsize,
 }
 
 /// A pool of connections to one server; cheap to clone.
@@ -112,7 +110,6 @@ impl Pool {
                 shared: (0..opts.pipelined)
                     .map(|_| moria_runtime::sync::Mutex::new(None))
                     .collect(),
-                next_shared: AtomicUsize::new(0),
                 config,
                 opts,
                 idle: Mutex::new(Vec::new()),
@@ -171,14 +168,16 @@ impl Pool {
         }
     }
 
-    /// One of the pool's shared connections (round robin), opened or replaced as needed;
-    /// `None` when the pool has none ([`PoolOptions::pipelined`] is 0).
+    /// The least busy of the pool's shared connections (the first on a tie, so a lone fiber
+    /// keeps to one socket and one worker), opened or replaced as needed; `None` when the pool
+    /// has none ([`PoolOptions::pipelined`] is 0).
     pub fn shared(&self) -> Option<Result<SharedClient>> {
-        let n = self.inner.shared.len();
-        if n == 0 {
-            return None;
-        }
-        let i = self.inner.next_shared.fetch_add(1, Ordering::Relaxed) % n;
+        let i = (0..self.inner.shared.len()).min_by_key(|&i| {
+            self.inner.shared[i]
+                .lock()
+                .as_ref()
+                .map_or(0, SharedClient::pending)
+        })?;
         // A fiber-aware lock: after a restart one fiber reconnects while the others wait.
         let mut slot = self.inner.shared[i].lock();
         if let Some(s) = slot.as_ref().filter(|s| s.is_usable()) {

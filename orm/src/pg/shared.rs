@@ -26,6 +26,7 @@
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::BytesMut;
@@ -149,6 +150,8 @@ impl State {
 
 struct Inner {
     state: Mutex<State>,
+    /// `state.queue.len()`, readable without the lock.
+    queued: AtomicUsize,
     pid: i32,
 }
 
@@ -184,6 +187,7 @@ impl SharedClient {
         Ok(SharedClient {
             inner: Arc::new(Inner {
                 pid: client.backend_pid(),
+                queued: AtomicUsize::new(0),
                 state: Mutex::new(State {
                     client: Some(client),
                     out: BytesMut::new(),
@@ -206,7 +210,7 @@ impl SharedClient {
 
     /// Requests queued or in flight on the connection right now.
     pub fn pending(&self) -> usize {
-        lock(&self.inner.state).queue.len()
+        self.inner.queued.load(Ordering::Relaxed)
     }
 
     /// Whether the connection failed; every call now returns [`Error::Closed`].
@@ -293,6 +297,7 @@ impl SharedClient {
                 }
             };
             let len = st.out.len() - mark;
+            self.inner.queued.fetch_add(1, Ordering::Relaxed);
             st.queue.push_back(Request {
                 slot: slot.clone(),
                 kind,
@@ -367,6 +372,7 @@ impl SharedClient {
             }
             let mut st = lock(&self.inner.state);
             if let Some(r) = st.queue.pop_front() {
+                self.inner.queued.fetch_sub(1, Ordering::Relaxed);
                 st.sent -= 1;
                 st.in_flight -= r.len;
             }
@@ -401,6 +407,7 @@ impl SharedClient {
             st.out.clear();
             st.sent = 0;
             st.in_flight = 0;
+            self.inner.queued.store(0, Ordering::Relaxed);
             std::mem::take(&mut st.queue)
         };
         let mut e = Some(e);
