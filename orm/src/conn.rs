@@ -6,7 +6,6 @@
 //! calling fiber with a connection from its pool.
 
 use std::cell::{Cell, RefCell, RefMut};
-use std::ops::{Deref, DerefMut};
 use std::path::Path;
 use std::time::Duration;
 
@@ -119,23 +118,36 @@ pub enum Backend {
 pub(crate) enum PgHandle {
     Owned(Box<pg::Client>),
     Pooled(pg::PooledClient),
+    /// A `Db` call: single statements go through a shared, pipelined connection until the
+    /// call first needs a connection to itself (a transaction, raw SQL, [`Conn::pg`]); from
+    /// then on it uses one checked out of the pool.
+    Shared {
+        shared: pg::SharedClient,
+        pool: pg::Pool,
+        own: Option<pg::PooledClient>,
+    },
 }
 
-impl Deref for PgHandle {
-    type Target = pg::Client;
-    fn deref(&self) -> &pg::Client {
+impl PgHandle {
+    /// The shared connection, while this call has none of its own.
+    pub(crate) fn shared(&self) -> Option<&pg::SharedClient> {
         match self {
-            PgHandle::Owned(c) => c,
-            PgHandle::Pooled(c) => c,
+            PgHandle::Shared {
+                shared, own: None, ..
+            } => Some(shared),
+            _ => None,
         }
     }
-}
 
-impl DerefMut for PgHandle {
-    fn deref_mut(&mut self) -> &mut pg::Client {
+    /// A connection to itself, checked out of the pool on first need.
+    pub(crate) fn client(&mut self) -> pg::Result<&mut pg::Client> {
         match self {
-            PgHandle::Owned(c) => c,
-            PgHandle::Pooled(c) => c,
+            PgHandle::Owned(c) => Ok(c),
+            PgHandle::Pooled(c) => Ok(c),
+            PgHandle::Shared { pool, own, .. } => match own {
+                Some(c) => Ok(c),
+                None => Ok(own.insert(pool.acquire()?)),
+            },
         }
     }
 }
@@ -279,12 +291,13 @@ impl Conn {
         }
     }
 
-    /// The underlying PostgreSQL client (PostgreSQL only), for SQL the ORM does not cover.
-    /// Do not hold it across another ORM call on this `Conn`.
+    /// The underlying PostgreSQL client (PostgreSQL only), for SQL the ORM does not cover;
+    /// `None` too when a `Db` call could not check one out of the pool. Do not hold it across
+    /// another ORM call on this `Conn`.
     pub fn pg(&self) -> Option<RefMut<'_, pg::Client>> {
         match &self.engine {
             Engine::Sqlite(_) => None,
-            Engine::Pg(c) => Some(RefMut::map(c.borrow_mut(), |h| &mut **h)),
+            Engine::Pg(c) => RefMut::filter_map(c.borrow_mut(), |h| h.client().ok()).ok(),
         }
     }
 
@@ -300,7 +313,7 @@ impl Conn {
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
         match &self.engine {
             Engine::Sqlite(db) => Ok(db.execute_batch(sql)?),
-            Engine::Pg(c) => Ok(c.borrow_mut().batch_execute(sql)?),
+            Engine::Pg(c) => Ok(c.borrow_mut().client()?.batch_execute(sql)?),
         }
     }
 

@@ -6,8 +6,10 @@
 //! connections and run beside the writer.
 //!
 //! `Db::open("postgres://user:pass@host/db")` opens PostgreSQL: every call runs on the calling
-//! fiber with a connection from a [`pg::Pool`] (`pool_size`, `acquire_timeout`); reads and
-//! writes share the pool, and a call that cannot get a connection in time fails with
+//! fiber. Its single statements go through the pool's shared connections
+//! ([`pg::PoolOptions::pipelined`], pipelined: many fibers' statements share one round trip);
+//! a transaction or raw SQL checks a connection out of the [`pg::Pool`] (`pool_size`,
+//! `acquire_timeout`), and a call that cannot get one in time fails with
 //! `Error::Postgres(pg::Error::PoolTimeout)` (REST answers 503).
 
 use std::path::{Path, PathBuf};

@@ -187,7 +187,16 @@ impl Conn {
         let Engine::Pg(cell) = &self.engine else {
             return Err(Error::Config("not a PostgreSQL connection".into()));
         };
-        let mut c = cell.borrow_mut();
+        let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> =
+            values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
+        let mut h = cell.borrow_mut();
+        if let Some(shared) = h.shared() {
+            let (rows, n) = shared.run(sql, &|| dollar_params(sql), &refs)?;
+            rows.into_iter().try_for_each(&mut *each)?;
+            return Ok(n);
+        }
+        let c = h.client()?;
         let stmt = match c.cached(sql) {
             Some(s) => s,
             None => {
@@ -196,9 +205,6 @@ impl Conn {
                 s
             }
         };
-        let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
-        let refs: Vec<&(dyn ToSql + Sync)> =
-            values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
         let mut failed: Option<Error> = None;
         let out = c.query_each(&stmt, &refs, &mut |row| match each(row) {
             Ok(()) => Ok(()),

@@ -5,10 +5,10 @@
 //! | `model` | [`Model`] trait and the [`model!`] macro that declares a table |
 //! | `field` | [`Field`]: Rust type ↔ column ↔ JSON; [`CreateTime`], [`ModTime`] |
 //! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]), `Db::open("app.db")` or `Db::open("postgres://…")` |
-//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: pooled, on the fiber |
+//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: on the fiber, single statements pipelined on shared connections, transactions on pooled ones |
 //! | `conn` | [`Conn`]: one SQLite or PostgreSQL connection, the synchronous core ([`Mode`], [`ConnOptions`], [`Backend`]) |
 //! | `exec` | the two engines side by side: row values, PostgreSQL parameters, the type mapping table |
-//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] |
+//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::SharedClient`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] |
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |

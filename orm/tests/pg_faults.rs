@@ -176,19 +176,27 @@ fn pool_exhaustion_is_a_distinct_error_and_rest_answers_503() {
                 .unwrap();
             db.ensure_schema::<Person>().unwrap();
             let busy = db.clone();
+            let (inside_tx, inside) = moria_runtime::sync::channel::<()>();
+            let (release_tx, release) = moria_runtime::sync::channel::<()>();
             let holder = spawn(move || {
-                busy.run(|_| {
-                    sleep(Duration::from_millis(600));
+                busy.transaction(move |_| {
+                    let _ = inside_tx.send(());
+                    let _ = release.recv();
                     Ok(())
                 })
             });
-            sleep(Duration::from_millis(100));
-            let e = db.count::<Person>(Query::new()).unwrap_err();
+            inside.recv().unwrap();
+            // Single statements use the shared connections, outside the exhausted pool.
+            assert_eq!(db.count::<Person>(Query::new()).unwrap(), 0);
+            let e = db
+                .transaction(|c| c.count::<Person>(&Query::new()))
+                .unwrap_err();
             assert!(
                 matches!(e, Error::Postgres(pg::Error::PoolTimeout(_))),
                 "{e}"
             );
             assert_eq!(moria_orm::rest::status_of(&e), 503);
+            release_tx.send(()).unwrap();
             holder.join().unwrap().unwrap();
             assert_eq!(db.count::<Person>(Query::new()).unwrap(), 0);
         })

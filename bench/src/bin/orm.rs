@@ -81,6 +81,13 @@ struct Args {
     /// Pool size of the PostgreSQL `Db` (and connections of the tokio-postgres peer).
     #[arg(long, default_value_t = 8)]
     pg_pool: usize,
+    /// Shared (pipelined) connections of the PostgreSQL `Db`, on top of the pool.
+    #[arg(long, default_value_t = moria_orm::pg::DEFAULT_PIPELINED)]
+    pg_pipelined: usize,
+    /// Scheduler workers of the runtime the `Db` rows run on (the tokio-postgres peer runs on
+    /// one thread).
+    #[arg(long, default_value_t = 2)]
+    workers: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -932,7 +939,10 @@ fn dispatch_compare(b: &mut Bench, rt: &Runtime) {
         })
         .collect();
     print_table(
-        "Db by-one reads from fibers, 2 workers (rows/second)",
+        &format!(
+            "Db by-one reads from fibers, {} workers (rows/second)",
+            b.args.workers
+        ),
         &["1 fiber", "8 fibers"],
         &lines,
     );
@@ -1027,6 +1037,18 @@ fn pg_db_insert(db: &Db, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
     (d, ids)
 }
 
+/// The PostgreSQL `Db` under test: `pool` exclusive and `pipelined` shared connections.
+fn pg_db(url: &str, pool: usize, pipelined: usize) -> Db {
+    Db::builder(url)
+        .pool_options(moria_orm::pg::PoolOptions {
+            max_size: pool,
+            pipelined,
+            ..Default::default()
+        })
+        .open()
+        .expect("open")
+}
+
 fn pg_reset(admin: &str) {
     let mut c = moria_orm::pg::Client::connect(admin).expect("admin connection");
     c.batch_execute("DROP TABLE IF EXISTS \"Sample\"")
@@ -1042,6 +1064,7 @@ fn pg_transport(
     tokio_params: &str,
 ) -> [(Line, Line); 2] {
     let (rows, runs, pool) = (b.args.rows, b.args.runs, b.args.pg_pool);
+    let pipelined = b.args.pg_pipelined;
     let mut orm_ins = Vec::new();
     let mut peer_ins = Vec::new();
     let values: Vec<tokio_pg::RowValues> = (0..rows)
@@ -1070,7 +1093,7 @@ fn pg_transport(
             let u = url.to_owned();
             let (d, ids) = rt
                 .run(move || {
-                    let db = Db::builder(&u).pool_size(pool).open().expect("open");
+                    let db = pg_db(&u, pool, pipelined);
                     db.ensure_schema::<Sample>().expect("schema");
                     pg_db_insert(&db, kind, rows)
                 })
@@ -1120,9 +1143,7 @@ fn pg_transport(
     );
     for _ in 0..runs {
         let (u, ids2) = (url.to_owned(), Arc::clone(&ids));
-        let db = rt
-            .run(move || Db::builder(&u).pool_size(pool).open().expect("open"))
-            .expect("fiber");
+        let db = rt.run(move || pg_db(&u, pool, pipelined)).expect("fiber");
         let (db2, n) = (db.clone(), ids2.len());
         let (one, all) = rt
             .run(move || {
@@ -1163,7 +1184,7 @@ fn pg_transport(
                 cols: orm_ins,
             },
             Line {
-                label: format!("PostgreSQL {label} (Db, pool {pool})"),
+                label: format!("PostgreSQL {label} (Db, {pool}+{pipelined} shared)"),
                 cols: vec![median(o1), median(oa), median(oc)],
             },
         ),
@@ -1247,8 +1268,8 @@ fn pg_compare(b: &mut Bench, rt: &Runtime) {
         }
     };
     println!(
-        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks on a pool of {}",
-        b.args.rows, b.args.runs, b.args.pg_pool
+        "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks; Db: pool of {} + {} shared (pipelined) connections, {} workers",
+        b.args.rows, b.args.runs, b.args.pg_pool, b.args.pg_pipelined, b.args.workers
     );
     let mut ins = Vec::new();
     let mut reads = Vec::new();
@@ -1282,7 +1303,10 @@ fn main() {
         return;
     }
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
-    let rt = Runtime::builder().workers(2).build().expect("runtime");
+    let rt = Runtime::builder()
+        .workers(args.workers)
+        .build()
+        .expect("runtime");
     let (no_db, no_rest, only_dispatch) = (args.no_db, args.no_rest, args.dispatch);
     let engines: Vec<_> = ENGINES
         .into_iter()

@@ -1,5 +1,6 @@
-//! The PostgreSQL lane: the call runs on the calling fiber with a connection from the pool
-//! (the client's waits park only that fiber, so no thread is needed).
+//! The PostgreSQL lane: the call runs on the calling fiber (the client's waits park only that
+//! fiber, so no thread is needed). Its single statements go through one of the pool's shared,
+//! pipelined connections; a transaction or raw SQL checks a connection out of the pool.
 
 use super::run_caught;
 use crate::conn::{Conn, PgHandle};
@@ -21,8 +22,15 @@ impl PgLane {
     }
 
     pub(crate) fn call<R>(&self, f: impl FnOnce(&Conn) -> Result<R>) -> Result<R> {
-        let client = self.pool.acquire()?;
-        let conn = Conn::from_pg(PgHandle::Pooled(client), self.batch_params);
+        let handle = match self.pool.shared() {
+            Some(shared) => PgHandle::Shared {
+                shared: shared?,
+                pool: self.pool.clone(),
+                own: None,
+            },
+            None => PgHandle::Pooled(self.pool.acquire()?),
+        };
+        let conn = Conn::from_pg(handle, self.batch_params);
         run_caught(&conn, f)
     }
 }

@@ -22,6 +22,7 @@ use postgres_protocol::message::backend::Message;
 use postgres_protocol::message::frontend;
 use postgres_types::{ToSql, Type};
 
+use super::cache::StmtCache;
 use super::config::Config;
 use super::error::{DbError, Error, Result, QUERY_CANCELED};
 use super::row::{Column, Row, SimpleRow, Statement};
@@ -79,9 +80,7 @@ pub struct Client {
     status: TxStatus,
     broken: bool,
     server_params: HashMap<String, String>,
-    cache: HashMap<String, (Statement, u64)>,
-    cache_cap: usize,
-    uses: u64,
+    cache: StmtCache,
     next_name: u64,
     pub(crate) query_timeout: Option<Duration>,
     deadline: Option<Instant>,
@@ -124,9 +123,7 @@ impl Client {
             status: TxStatus::Idle,
             broken: false,
             server_params: HashMap::new(),
-            cache: HashMap::new(),
-            cache_cap: cfg.statement_cache,
-            uses: 0,
+            cache: StmtCache::new(cfg.statement_cache),
             next_name: 0,
             query_timeout: cfg.query_timeout,
             deadline: Some(deadline),
@@ -403,6 +400,14 @@ impl Client {
         }
     }
 
+    /// Whether a whole message is already buffered (reading it will not wait on the socket).
+    pub(crate) fn has_message(&self) -> bool {
+        self.rbuf.len() >= 5
+            && self.rbuf.len()
+                > u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]])
+                    as usize
+    }
+
     fn fill(&mut self) -> Result<()> {
         let timeout = match self.deadline {
             Some(d) => {
@@ -610,31 +615,11 @@ impl Client {
 
     /// The cached statement for `sql`, if any (marking it used).
     pub(crate) fn cached(&mut self, sql: &str) -> Option<Statement> {
-        self.uses += 1;
-        let (s, used) = self.cache.get_mut(sql)?;
-        *used = self.uses;
-        Some(s.clone())
+        self.cache.get(sql)
     }
 
     pub(crate) fn cache_insert(&mut self, sql: &str, stmt: &Statement) -> Result<()> {
-        if self.cache_cap == 0 {
-            return Ok(());
-        }
-        if self.cache.len() >= self.cache_cap {
-            let oldest = self
-                .cache
-                .iter()
-                .min_by_key(|(_, (_, used))| *used)
-                .map(|(k, _)| k.clone());
-            if let Some(k) = oldest {
-                if let Some((old, _)) = self.cache.remove(&k) {
-                    // Sent with the next operation; its CloseComplete is skipped by `recv`.
-                    frontend::close(b'S', &old.name, &mut self.wbuf)?;
-                }
-            }
-        }
-        self.cache.insert(sql.to_owned(), (stmt.clone(), self.uses));
-        Ok(())
+        self.cache.insert(sql, stmt, &mut self.wbuf)
     }
 
     /// Number of statements in the cache.
@@ -651,27 +636,25 @@ impl Client {
         self.write_prepare(name, sql)?;
         frontend::sync(&mut self.wbuf);
         self.flush()?;
-        let out = self.read_prepare(name);
-        match out {
-            Ok(s) => {
-                self.drain(None)?;
-                Ok(s)
-            }
+        self.read_prepare_reply(name)
+    }
+
+    /// Reads the whole answer to Parse/Describe/Sync, up to and including ReadyForQuery.
+    pub(crate) fn read_prepare_reply(&mut self, name: &str) -> Result<Statement> {
+        match self.read_prepare(name) {
+            Ok(s) => self.drain(None).map(|_| s),
             Err(e) if self.broken => Err(e),
             Err(e) => Err(self.drain(Some(e)).err().unwrap_or(Error::Closed)),
         }
     }
 
     pub(crate) fn write_prepare(&mut self, name: &str, sql: &str) -> Result<()> {
-        check_size(sql)?;
-        frontend::parse(name, sql, std::iter::empty(), &mut self.wbuf)?;
-        frontend::describe(b'S', name, &mut self.wbuf)?;
-        Ok(())
+        encode_prepare(&mut self.wbuf, name, sql)
     }
 
     /// Reads ParseComplete, ParameterDescription and RowDescription/NoData (not the
     /// ReadyForQuery that follows).
-    pub(crate) fn read_prepare(&mut self, name: &str) -> Result<Statement> {
+    fn read_prepare(&mut self, name: &str) -> Result<Statement> {
         let mut params: Vec<Type> = Vec::new();
         loop {
             match self.recv()? {
@@ -700,36 +683,7 @@ impl Client {
 
     /// Writes Bind + Execute (+ Sync) for `stmt` with `params`; nothing is written on error.
     pub(crate) fn write_execute(&mut self, stmt: &Statement, params: Params<'_>) -> Result<()> {
-        if params.len() != stmt.params.len() {
-            return Err(Error::Conversion(format!(
-                "the statement has {} parameters but {} values were given",
-                stmt.params.len(),
-                params.len()
-            )));
-        }
-        let mark = self.wbuf.len();
-        let bound = frontend::bind(
-            "",
-            &stmt.name,
-            Some(1),
-            params.iter().zip(stmt.params.iter()),
-            |(p, ty), buf| match p.to_sql_checked(ty, buf)? {
-                postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
-                postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
-            },
-            Some(1),
-            &mut self.wbuf,
-        );
-        if let Err(e) = bound {
-            self.wbuf.truncate(mark);
-            return Err(match e {
-                frontend::BindError::Conversion(e) => Error::Conversion(e.to_string()),
-                frontend::BindError::Serialization(e) => Error::Conversion(e.to_string()),
-            });
-        }
-        frontend::execute("", 0, &mut self.wbuf)?;
-        frontend::sync(&mut self.wbuf);
-        Ok(())
+        encode_execute(&mut self.wbuf, stmt, params)
     }
 
     /// Reads one Bind/Execute/Sync result: rows to `each`, the affected count returned.
@@ -920,6 +874,52 @@ impl Client {
         frontend::terminate(&mut self.wbuf);
         self.flush()
     }
+}
+
+/// Appends Parse + Describe for `sql` as statement `name` (no Sync).
+pub(crate) fn encode_prepare(buf: &mut BytesMut, name: &str, sql: &str) -> Result<()> {
+    check_size(sql)?;
+    frontend::parse(name, sql, std::iter::empty(), buf)?;
+    frontend::describe(b'S', name, buf)?;
+    Ok(())
+}
+
+/// Appends Bind + Execute + Sync for `stmt` with `params`; nothing is appended on error.
+pub(crate) fn encode_execute(
+    buf: &mut BytesMut,
+    stmt: &Statement,
+    params: Params<'_>,
+) -> Result<()> {
+    if params.len() != stmt.params.len() {
+        return Err(Error::Conversion(format!(
+            "the statement has {} parameters but {} values were given",
+            stmt.params.len(),
+            params.len()
+        )));
+    }
+    let mark = buf.len();
+    let bound = frontend::bind(
+        "",
+        &stmt.name,
+        Some(1),
+        params.iter().zip(stmt.params.iter()),
+        |(p, ty), buf| match p.to_sql_checked(ty, buf)? {
+            postgres_types::IsNull::Yes => Ok(postgres_protocol::IsNull::Yes),
+            postgres_types::IsNull::No => Ok(postgres_protocol::IsNull::No),
+        },
+        Some(1),
+        buf,
+    );
+    if let Err(e) = bound {
+        buf.truncate(mark);
+        return Err(match e {
+            frontend::BindError::Conversion(e) => Error::Conversion(e.to_string()),
+            frontend::BindError::Serialization(e) => Error::Conversion(e.to_string()),
+        });
+    }
+    frontend::execute("", 0, buf)?;
+    frontend::sync(buf);
+    Ok(())
 }
 
 /// Refuses statements the protocol cannot carry: more than [`MAX_PARAMS`] parameters, or

@@ -8,7 +8,9 @@
 //! | `socket` | TCP, Unix socket or TLS (moria-crypto) transport; cancel requests |
 //! | `client` | [`Client`]: startup and auth, simple and extended queries, statement cache, [`Transaction`], COPY, timeouts |
 //! | `pipeline` | [`Pipeline`]: N statements in one round trip |
-//! | `pool` | [`Pool`], [`PooledClient`], [`PoolOptions`] |
+//! | `shared` | [`SharedClient`]: one connection many fibers use at once, statements pipelined |
+//! | `cache` | the per-connection statement cache (LRU) both clients use |
+//! | `pool` | [`Pool`] of [`PooledClient`]s (exclusive) and [`SharedClient`]s, [`PoolOptions`] |
 //! | `row` | [`Row`] (`row.get::<i64>("id")`), [`Column`], [`Statement`], [`SimpleRow`] |
 //! | `error` | [`Error`] with a SQLSTATE on every variant, [`DbError`] |
 //! | `testing` | [`TestServer`]: a throwaway PostgreSQL for tests and benches |
@@ -23,12 +25,14 @@
 //! # Ok::<(), moria_orm::pg::Error>(())
 //! ```
 
+mod cache;
 mod client;
 mod config;
 mod error;
 mod pipeline;
 mod pool;
 mod row;
+mod shared;
 mod socket;
 mod testing;
 
@@ -42,9 +46,10 @@ pub use error::{DbError, Error, Result, QUERY_CANCELED, UNIQUE_VIOLATION};
 pub use pipeline::Pipeline;
 pub use pool::{
     Pool, PoolOptions, PooledClient, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_CHECK_AFTER_IDLE,
-    DEFAULT_MAX_LIFETIME, DEFAULT_POOL_SIZE, MAX_POOL_SIZE,
+    DEFAULT_MAX_LIFETIME, DEFAULT_PIPELINED, DEFAULT_POOL_SIZE, MAX_POOL_SIZE,
 };
 pub use row::{Column, Row, RowIndex, SimpleRow, Statement};
+pub use shared::{SharedClient, MAX_IN_FLIGHT_BYTES};
 pub use testing::TestServer;
 
 /// The postgres-types crate: [`ToSql`](postgres_types::ToSql), [`FromSql`](postgres_types::FromSql), [`Type`](postgres_types::Type).

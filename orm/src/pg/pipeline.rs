@@ -91,11 +91,7 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
     if !to_prepare.is_empty() {
         c.flush()?;
         for (sql, name) in to_prepare {
-            let got = match c.read_prepare(&name) {
-                Ok(s) => c.drain(None).map(|_| s),
-                Err(e) if c.is_broken() => return Err(e),
-                Err(e) => Err(c.drain(Some(e)).err().unwrap_or(Error::Closed)),
-            };
+            let got = c.read_prepare_reply(&name);
             if c.is_broken() {
                 return Err(got.err().unwrap_or(Error::Closed));
             }

@@ -6,6 +6,9 @@
 //!   server closed while they sat idle (a non-waiting readability check on every checkout);
 //!   after [`PoolOptions::check_after_idle`] it also runs an empty query. So after a server
 //!   restart or `pg_terminate_backend`, stale connections are replaced by fresh ones.
+//! - [`Pool::shared`] hands out the least busy of [`PoolOptions::pipelined`] [`SharedClient`]s:
+//!   connections many fibers use at once for single statements, pipelined. They are
+//!   opened on first use, outside `max_size`, and replaced when broken or closed by the server.
 //! - Return: a connection left inside a transaction (committed nor rolled back, or failed) is
 //!   rolled back, and discarded if that fails; a broken one is discarded. None is handed out
 //!   dirty.
@@ -19,6 +22,7 @@ use moria_runtime::sync::Semaphore;
 use super::client::{Client, TxStatus};
 use super::config::Config;
 use super::error::{Error, Result};
+use super::shared::SharedClient;
 
 /// Connections per pool unless configured.
 pub const DEFAULT_POOL_SIZE: usize = 16;
@@ -28,6 +32,8 @@ pub const MAX_POOL_SIZE: usize = 1024;
 pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 /// Idle time after which a checkout runs a health query first, unless configured.
 pub const DEFAULT_CHECK_AFTER_IDLE: Duration = Duration::from_secs(10);
+/// Shared (pipelined) connections per pool unless configured.
+pub const DEFAULT_PIPELINED: usize = 2;
 /// Age after which a connection is replaced, unless configured.
 pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -44,6 +50,9 @@ pub struct PoolOptions {
     /// Age after which a connection is closed instead of reused. Default
     /// [`DEFAULT_MAX_LIFETIME`].
     pub max_lifetime: Duration,
+    /// Shared connections for [`Pool::shared`], on top of `max_size` (0: none). Default
+    /// [`DEFAULT_PIPELINED`].
+    pub pipelined: usize,
 }
 
 impl Default for PoolOptions {
@@ -53,6 +62,7 @@ impl Default for PoolOptions {
             acquire_timeout: DEFAULT_ACQUIRE_TIMEOUT,
             check_after_idle: DEFAULT_CHECK_AFTER_IDLE,
             max_lifetime: DEFAULT_MAX_LIFETIME,
+            pipelined: DEFAULT_PIPELINED,
         }
     }
 }
@@ -67,6 +77,7 @@ struct Inner {
     opts: PoolOptions,
     idle: Mutex<Vec<Idle>>,
     permits: Semaphore,
+    shared: Vec<moria_runtime::sync::Mutex<Option<SharedClient>>>,
 }
 
 /// A pool of connections to one server; cheap to clone.
@@ -88,14 +99,17 @@ impl std::fmt::Debug for Pool {
 impl Pool {
     /// A pool for `config`; connections are opened on demand.
     pub fn new(config: Config, opts: PoolOptions) -> Result<Pool> {
-        if opts.max_size == 0 || opts.max_size > MAX_POOL_SIZE {
+        if opts.max_size == 0 || opts.max_size > MAX_POOL_SIZE || opts.pipelined > MAX_POOL_SIZE {
             return Err(Error::Config(format!(
-                "pool size must be 1..={MAX_POOL_SIZE}"
+                "pool size must be 1..={MAX_POOL_SIZE} and pipelined 0..={MAX_POOL_SIZE}"
             )));
         }
         Ok(Pool {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(opts.max_size),
+                shared: (0..opts.pipelined)
+                    .map(|_| moria_runtime::sync::Mutex::new(None))
+                    .collect(),
                 config,
                 opts,
                 idle: Mutex::new(Vec::new()),
@@ -152,6 +166,25 @@ impl Pool {
                 Err(e)
             }
         }
+    }
+
+    /// The least busy of the pool's shared connections (the first on a tie, so a lone fiber
+    /// keeps to one socket and one worker), opened or replaced as needed; `None` when the pool
+    /// has none ([`PoolOptions::pipelined`] is 0).
+    pub fn shared(&self) -> Option<Result<SharedClient>> {
+        let i = (0..self.inner.shared.len()).min_by_key(|&i| {
+            self.inner.shared[i]
+                .lock()
+                .as_ref()
+                .map_or(0, SharedClient::pending)
+        })?;
+        // A fiber-aware lock: after a restart one fiber reconnects while the others wait.
+        let mut slot = self.inner.shared[i].lock();
+        if let Some(s) = slot.as_ref().filter(|s| s.is_usable()) {
+            return Some(Ok(s.clone()));
+        }
+        *slot = None;
+        Some(SharedClient::connect_config(&self.inner.config).inspect(|s| *slot = Some(s.clone())))
     }
 
     fn pop_idle(&self) -> Option<Idle> {
