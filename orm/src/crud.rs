@@ -117,25 +117,7 @@ impl Conn {
     pub fn get_into<T: Model>(&self, id: i64, m: &mut T) -> Result<()> {
         let db = match &self.engine {
             Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
-                let mut found = false;
-                self.pg_run(
-                    &T::sql().select_by_id,
-                    &[ValueRef::Integer(id)],
-                    &mut |row| {
-                        found = true;
-                        fill_from_row(m, &row)
-                    },
-                )?;
-                return if found {
-                    Ok(())
-                } else {
-                    Err(Error::NotFound {
-                        table: T::TABLE,
-                        id,
-                    })
-                };
-            }
+            Engine::Pg(_) => return self.pg_by_id::<T>(id, &mut |row| fill_from_row(m, &row)),
         };
         let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
         stmt.raw_bind_parameter(1, id)?;

@@ -21,6 +21,7 @@ use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
 use crate::conn::{Conn, Engine};
 use crate::error::{Error, Result};
+use crate::model::Model;
 use crate::pg;
 
 /// A row whose columns read as SQLite-style values, on either engine.
@@ -176,6 +177,31 @@ pub(crate) fn value_refs(values: &[Value]) -> impl Iterator<Item = ValueRef<'_>>
 }
 
 impl Conn {
+    /// Runs `T`'s select-by-id on PostgreSQL and hands the row to `each`; `NotFound` when
+    /// there is none.
+    pub(crate) fn pg_by_id<T: Model>(
+        &self,
+        id: i64,
+        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+    ) -> Result<()> {
+        let mut found = false;
+        self.pg_run(
+            &T::sql().select_by_id,
+            &[ValueRef::Integer(id)],
+            &mut |row| {
+                found = true;
+                each(row)
+            },
+        )?;
+        match found {
+            true => Ok(()),
+            false => Err(Error::NotFound {
+                table: T::TABLE,
+                id,
+            }),
+        }
+    }
+
     /// Runs `sql` (with `?` placeholders) on PostgreSQL, each row to `each`; returns the
     /// affected-row count. The statement is prepared once per connection and cached.
     pub(crate) fn pg_run(

@@ -228,23 +228,9 @@ impl Conn {
         let db = match &self.engine {
             Engine::Sqlite(db) => db,
             Engine::Pg(_) => {
-                let mut found = false;
-                self.pg_run(
-                    &T::sql().select_by_id,
-                    &[ValueRef::Integer(id)],
-                    &mut |row| {
-                        found = true;
-                        write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
-                    },
-                )?;
-                return if found {
-                    Ok(())
-                } else {
-                    Err(Error::NotFound {
-                        table: T::TABLE,
-                        id,
-                    })
-                };
+                return self.pg_by_id::<T>(id, &mut |row| {
+                    write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
+                })
             }
         };
         let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
