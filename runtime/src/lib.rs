@@ -12,7 +12,7 @@
 //! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
 //! | [`blocking`](mod@blocking) | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
 //! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels |
-//! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream` |
+//! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream`, `ParkingLot` (serve when readable) |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |

@@ -9,6 +9,7 @@ pub(crate) static BLOCKING_QUEUED: AtomicU64 = AtomicU64::new(0);
 pub(crate) static BLOCKING_RUNNING: AtomicU64 = AtomicU64::new(0);
 pub(crate) static BLOCKING_DONE: AtomicU64 = AtomicU64::new(0);
 pub(crate) static BLOCKING_THREADS: AtomicU64 = AtomicU64::new(0);
+pub(crate) static SOCKETS_PARKED: AtomicU64 = AtomicU64::new(0);
 
 /// A snapshot of the runtime's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,6 +30,8 @@ pub struct Stats {
     pub blocking_done: u64,
     /// Offload pool threads alive now.
     pub blocking_threads: u64,
+    /// Sockets waiting in a `ParkingLot` now (no fiber, no buffers).
+    pub sockets_parked: u64,
     /// Scheduler workers (0 before start).
     pub workers: u64,
     /// Fiber stack size in bytes (0 before start).
@@ -53,6 +56,7 @@ pub fn stats() -> Stats {
         blocking_running: BLOCKING_RUNNING.load(Relaxed),
         blocking_done: BLOCKING_DONE.load(Relaxed),
         blocking_threads: BLOCKING_THREADS.load(Relaxed),
+        sockets_parked: SOCKETS_PARKED.load(Relaxed),
         workers: config.as_ref().map_or(0, |c| c.workers as u64),
         stack_size: config.as_ref().map_or(0, |c| c.stack_size as u64),
         stack_pool: config.as_ref().map_or(0, |c| c.stack_pool as u64),
@@ -61,7 +65,7 @@ pub fn stats() -> Stats {
 
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 11] = [
+        let rows: [(&str, u64); 12] = [
             ("fibers spawned", self.fibers_spawned),
             ("fibers live", self.fibers_live),
             ("fibers finished", self.fibers_finished),
@@ -70,6 +74,7 @@ impl fmt::Display for Stats {
             ("blocking running", self.blocking_running),
             ("blocking done", self.blocking_done),
             ("blocking threads", self.blocking_threads),
+            ("sockets parked", self.sockets_parked),
             ("workers", self.workers),
             ("stack size (bytes)", self.stack_size),
             ("stack pool", self.stack_pool),

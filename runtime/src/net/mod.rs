@@ -8,16 +8,20 @@
 //! | [`UnixListener`], [`UnixStream`] | `unix.rs` |
 //! | accept loop with deadline and shutdown token | `accept.rs` |
 //! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
+//! | [`ParkingLot`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
 
 mod accept;
 mod bind;
 mod delegate;
+mod epoll;
+mod park;
 mod ready;
 mod tcp;
 mod udp;
 mod unix;
 
 pub use bind::{ListenOptions, DEFAULT_BACKLOG};
+pub use park::{ParkingLot, Wake, DEADLINE_TICK};
 pub use ready::writable_now;
 pub use tcp::{TcpListener, TcpReader, TcpStream, TcpWriter};
 pub use udp::UdpSocket;

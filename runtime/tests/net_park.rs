@@ -1,0 +1,135 @@
+//! ParkingLot: sockets wait for readability without a fiber and come back with the right reason.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use moria_runtime::net::{ParkingLot, Wake};
+use moria_runtime::Runtime;
+
+/// How long a test waits for a wake-up before failing (a bound, never a synchronisation).
+const WAIT: Duration = Duration::from_secs(20);
+
+/// A parked socket with a name.
+struct Item {
+    id: usize,
+    sock: UnixStream,
+}
+
+impl AsRawFd for Item {
+    fn as_raw_fd(&self) -> RawFd {
+        self.sock.as_raw_fd()
+    }
+}
+
+fn lot() -> (ParkingLot<Item>, Receiver<(Item, Wake)>) {
+    Runtime::builder().workers(2).build().expect("runtime");
+    let (tx, rx) = channel();
+    let lot = ParkingLot::new(move |item, why| tx.send((item, why)).unwrap()).unwrap();
+    (lot, rx)
+}
+
+fn next(rx: &Receiver<(Item, Wake)>) -> (Item, Wake) {
+    rx.recv_timeout(WAIT)
+        .expect("no parked socket came back within 20 s")
+}
+
+#[test]
+fn bytes_wake_exactly_the_socket_they_arrive_on() {
+    let (lot, rx) = lot();
+    let mut peers = Vec::new();
+    for id in 0..50 {
+        let (sock, peer) = UnixStream::pair().unwrap();
+        lot.park(Item { id, sock }, None);
+        peers.push(peer);
+    }
+    assert_eq!(lot.parked(), 50);
+    peers[17].write_all(b"x").unwrap();
+    let (mut item, why) = next(&rx);
+    assert_eq!((item.id, why), (17, Wake::Readable));
+    let mut byte = [0u8; 1];
+    item.sock.read_exact(&mut byte).unwrap();
+    assert_eq!(lot.parked(), 49);
+
+    lot.close();
+    let mut closed: Vec<usize> = (0..49)
+        .map(|_| next(&rx))
+        .map(|(item, why)| {
+            assert_eq!(why, Wake::Closed);
+            item.id
+        })
+        .collect();
+    closed.sort_unstable();
+    let expected: Vec<usize> = (0..50).filter(|&i| i != 17).collect();
+    assert_eq!(closed, expected);
+    assert_eq!(lot.parked(), 0);
+
+    // After closing, a park comes back at once.
+    lot.park(item, None);
+    assert_eq!(next(&rx).1, Wake::Closed);
+}
+
+#[test]
+fn bytes_already_there_and_a_hang_up_both_wake() {
+    let (lot, rx) = lot();
+    let (sock, mut peer) = UnixStream::pair().unwrap();
+    peer.write_all(b"early").unwrap();
+    lot.park(Item { id: 1, sock }, None);
+    assert_eq!(next(&rx).1, Wake::Readable);
+
+    let (sock, peer) = UnixStream::pair().unwrap();
+    lot.park(Item { id: 2, sock }, None);
+    drop(peer);
+    let (mut item, why) = next(&rx);
+    assert_eq!((item.id, why), (2, Wake::Readable));
+    assert_eq!(item.sock.read(&mut [0u8; 8]).unwrap(), 0, "end of stream");
+}
+
+#[test]
+fn one_socket_parks_a_thousand_times_and_every_byte_wakes_it() {
+    let (lot, rx) = lot();
+    let (sock, mut peer) = UnixStream::pair().unwrap();
+    let mut item = Item { id: 0, sock };
+    for round in 0..1000u32 {
+        lot.park(item, None);
+        peer.write_all(&round.to_le_bytes()).unwrap();
+        let (back, why) = next(&rx);
+        assert_eq!(why, Wake::Readable);
+        item = back;
+        let mut got = [0u8; 4];
+        item.sock.read_exact(&mut got).unwrap();
+        assert_eq!(u32::from_le_bytes(got), round);
+    }
+}
+
+#[test]
+fn a_reused_descriptor_number_parks_like_a_new_one() {
+    let (lot, rx) = lot();
+    for id in 0..20 {
+        let (sock, mut peer) = UnixStream::pair().unwrap();
+        lot.park(Item { id, sock }, None);
+        peer.write_all(b"x").unwrap();
+        let (item, why) = next(&rx);
+        assert_eq!((item.id, why), (id, Wake::Readable));
+        // Closing drops the registration; the next pair likely gets the same numbers.
+        drop(item);
+    }
+}
+
+#[test]
+fn a_deadline_wakes_a_quiet_socket_not_before_it_passes() {
+    let (lot, rx) = lot();
+    let (quiet, _quiet_peer) = UnixStream::pair().unwrap();
+    let (late, _late_peer) = UnixStream::pair().unwrap();
+    let deadline = Instant::now() + Duration::from_millis(150);
+    lot.park(Item { id: 1, sock: late }, None);
+    lot.park(Item { id: 2, sock: quiet }, Some(deadline));
+    let (item, why) = next(&rx);
+    assert_eq!((item.id, why), (2, Wake::TimedOut));
+    assert!(Instant::now() >= deadline, "woken before its deadline");
+    assert_eq!(lot.parked(), 1, "the socket without a deadline stays parked");
+    drop(lot);
+    assert_eq!(next(&rx).1, Wake::Closed, "dropping the lot closes it");
+}
