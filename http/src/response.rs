@@ -154,6 +154,14 @@ impl Response {
         self.buf.clear();
     }
 
+    /// Frees the body buffer if it grew past `max` bytes (a pooled response keeps the usual
+    /// size only).
+    pub(crate) fn trim(&mut self, max: usize) {
+        if self.buf.capacity() > max {
+            self.buf = Vec::new();
+        }
+    }
+
     /// Sets the status code (default 200); a code outside 100–999 becomes a 500.
     pub fn status(&mut self, code: u16) -> &mut Self {
         if (100..1000).contains(&code) {

@@ -13,31 +13,31 @@ use moria_runtime::net::TcpStream;
 use crate::tls_info::TlsInfo;
 use crate::transport::Transport;
 
-impl Transport for TlsStream<&mut TcpStream> {
+impl Transport for TlsStream<TcpStream> {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         TcpStream::set_read_timeout(self.get_ref(), timeout)
-    }
-
-    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        TcpStream::set_write_timeout(self.get_ref(), timeout)
     }
 
     fn shutdown_write(&mut self) -> io::Result<()> {
         self.shutdown()?;
         self.get_ref().shutdown(Shutdown::Write)
     }
+
+    fn has_buffered_input(&self) -> bool {
+        TlsStream::has_buffered_input(self)
+    }
 }
 
 /// Runs the server handshake on `stream` in the calling fiber.
-pub(crate) fn handshake<'s>(
+pub(crate) fn handshake(
     acceptor: &TlsAcceptor,
-    stream: &'s mut TcpStream,
-) -> io::Result<TlsStream<&'s mut TcpStream>> {
+    stream: TcpStream,
+) -> io::Result<TlsStream<TcpStream>> {
     acceptor.accept(stream).map_err(io::Error::from)
 }
 
 /// What a handler may learn about the session.
-pub(crate) fn info(s: &TlsStream<&mut TcpStream>) -> TlsInfo {
+pub(crate) fn info(s: &TlsStream<TcpStream>) -> TlsInfo {
     TlsInfo {
         version: s.version().to_string(),
         cipher: s.cipher().unwrap_or_default().to_string(),

@@ -30,6 +30,9 @@ pub(crate) struct ConnState {
     /// Set while the connection waits for a new request, so a shutdown can wake and close it.
     pub(crate) idle: AtomicBool,
     phase: AtomicU8,
+    /// How many times the connection has parked: a fiber started before a park must not be
+    /// recorded as serving the connection after it.
+    epoch: AtomicU64,
     /// `METHOD target` of the request being handled (for the log line if its fiber dies).
     /// A plain lock: held for a copy, never across a wait, and only ever contended by the
     /// reclaimer after the connection's fiber is gone.
@@ -160,10 +163,14 @@ impl Tracker {
         }
     }
 
-    /// Records the fiber serving registration `id` (if it is still registered).
-    pub(crate) fn attach(&self, id: u64, fiber: JoinHandle<()>) {
+    /// Records the fiber serving registration `id`, started when the connection had parked
+    /// `epoch` times (if it is still registered and has not parked again since: a fiber that
+    /// finished by parking must not look like one that died).
+    pub(crate) fn attach(&self, id: u64, fiber: JoinHandle<()>, epoch: u64) {
         if let Some(e) = self.entries.lock().get_mut(&id) {
-            e.fiber = Some(fiber);
+            if e.state.epoch.load(Ordering::Acquire) == epoch {
+                e.fiber = Some(fiber);
+            }
         }
     }
 
@@ -280,6 +287,20 @@ impl Registration {
     /// The registration's id (for [`Tracker::attach`]).
     pub(crate) fn id(&self) -> u64 {
         self.id
+    }
+
+    /// How many times the connection has parked (for [`Tracker::attach`]).
+    pub(crate) fn epoch(&self) -> u64 {
+        self.state.epoch.load(Ordering::Acquire)
+    }
+
+    /// The connection is about to park: its fiber will finish without it ending, so that
+    /// fiber stops being recorded as serving it.
+    pub(crate) fn detach(&self) {
+        if let Some(e) = self.tracker.entries.lock().get_mut(&self.id) {
+            e.fiber = None;
+            e.state.epoch.fetch_add(1, Ordering::AcqRel);
+        }
     }
 }
 

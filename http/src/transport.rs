@@ -1,4 +1,4 @@
-//! What the connection loop needs from a byte stream: `Read + Write`, timeouts, a half-close,
+//! What the connection loop needs from a byte stream: `Read + Write`, a read timeout, a half-close,
 //! and a file-to-stream copy that takes moria-streams' zero-copy path (`sendfile`) where the
 //! stream is a plain socket.
 
@@ -13,10 +13,13 @@ use moria_streams::{File, TransferExt};
 pub(crate) trait Transport: Read + Write + Send {
     /// Sets the read timeout (`None`: wait forever); expiry is `TimedOut`.
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
-    /// Sets the write timeout (`None`: wait forever); expiry is `TimedOut`.
-    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
     /// Stops sending (the peer sees EOF) while reads keep working.
     fn shutdown_write(&mut self) -> io::Result<()>;
+    /// Whether bytes already received wait in the stream's own buffers (TLS), so a read would
+    /// not wait for the socket.
+    fn has_buffered_input(&self) -> bool {
+        false
+    }
     /// Sends `len` bytes of `file` from `offset`; the default is a buffered copy (file reads
     /// on the offload pool).
     fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {
@@ -41,10 +44,6 @@ pub(crate) fn check_len(moved: u64, len: u64) -> io::Result<()> {
 impl Transport for TcpStream {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         TcpStream::set_read_timeout(self, timeout)
-    }
-
-    fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        TcpStream::set_write_timeout(self, timeout)
     }
 
     fn shutdown_write(&mut self) -> io::Result<()> {

@@ -129,7 +129,11 @@ fn a_deadline_wakes_a_quiet_socket_not_before_it_passes() {
     let (item, why) = next(&rx);
     assert_eq!((item.id, why), (2, Wake::TimedOut));
     assert!(Instant::now() >= deadline, "woken before its deadline");
-    assert_eq!(lot.parked(), 1, "the socket without a deadline stays parked");
+    assert_eq!(
+        lot.parked(),
+        1,
+        "the socket without a deadline stays parked"
+    );
     drop(lot);
     assert_eq!(next(&rx).1, Wake::Closed, "dropping the lot closes it");
 }

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use openssl::ssl::{
-    AlpnError, NameType, Ssl, SslAcceptor, SslContext, SslMethod, SslVerifyMode, SslVersion,
+    AlpnError, NameType, Ssl, SslAcceptor, SslContext, SslMethod, SslMode, SslVerifyMode,
+    SslVersion,
 };
 
 use super::identity::Identity;
@@ -143,6 +144,7 @@ fn context(
 ) -> Result<SslContext> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
     builder.set_min_proto_version(Some(SslVersion::TLS1_2))?;
+    builder.set_mode(SslMode::RELEASE_BUFFERS);
     builder.set_certificate(&identity.leaf)?;
     for cert in &identity.chain {
         builder.add_extra_chain_cert(cert.clone())?;

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use openssl::ex_data::Index;
 use openssl::ssl::{
-    Ssl, SslConnector, SslMethod, SslSession, SslSessionCacheMode, SslVerifyMode, SslVersion,
+    Ssl, SslConnector, SslMethod, SslMode, SslSession, SslSessionCacheMode, SslVerifyMode,
+    SslVersion,
 };
 use openssl::x509::X509;
 
@@ -179,6 +180,7 @@ impl TlsConnectorBuilder {
     pub fn build(self) -> Result<TlsConnector> {
         let mut builder = SslConnector::builder(SslMethod::tls_client())?;
         builder.set_min_proto_version(Some(SslVersion::TLS1_2))?;
+        builder.set_mode(SslMode::RELEASE_BUFFERS);
         builder.set_cipher_list(TLS12_CIPHERS)?;
         for pem in &self.roots_pem {
             let certs = X509::stack_from_pem(pem).map_err(|e| Error::InvalidInput {

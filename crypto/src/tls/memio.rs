@@ -5,13 +5,14 @@
 use std::io::{self, Read, Write};
 
 /// Inbound buffer size: room for a whole maximal TLS record (16 KiB + 2 KiB) with space left,
-/// so one socket read usually feeds a full record.
+/// so one socket read usually feeds a full record. Allocated at the first read, and again after
+/// [`MemIo::release`].
 pub(crate) const INBOUND_LEN: usize = 32 * 1024;
 
 /// Buffers between OpenSSL and the socket.
 #[derive(Debug)]
 pub(crate) struct MemIo {
-    inbound: Box<[u8]>,
+    inbound: Vec<u8>,
     start: usize,
     end: usize,
     eof: bool,
@@ -22,7 +23,7 @@ impl MemIo {
     /// Empty buffers.
     pub(crate) fn new() -> Self {
         MemIo {
-            inbound: vec![0u8; INBOUND_LEN].into_boxed_slice(),
+            inbound: Vec::new(),
             start: 0,
             end: 0,
             eof: false,
@@ -35,8 +36,29 @@ impl MemIo {
         self.eof
     }
 
+    /// Whether received bytes wait in the inbound buffer.
+    pub(crate) fn has_input(&self) -> bool {
+        self.start < self.end
+    }
+
+    /// Frees both buffers if they hold nothing (an idle connection keeps no buffer); the next
+    /// read allocates the inbound one again.
+    pub(crate) fn release(&mut self) {
+        if self.start == self.end {
+            self.inbound = Vec::new();
+            self.start = 0;
+            self.end = 0;
+        }
+        if self.outbound.is_empty() {
+            self.outbound = Vec::new();
+        }
+    }
+
     /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
     pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
+        if self.inbound.is_empty() {
+            self.inbound = vec![0u8; INBOUND_LEN];
+        }
         if self.start == self.end {
             self.start = 0;
             self.end = 0;

@@ -154,6 +154,19 @@ impl<S: Read + Write> TlsStream<S> {
 }
 
 impl<S> TlsStream<S> {
+    /// Whether a read can return bytes without touching the transport: decrypted bytes not yet
+    /// read, or received bytes not yet decrypted.
+    pub fn has_buffered_input(&self) -> bool {
+        self.ssl.ssl().pending() > 0 || self.ssl.get_ref().has_input()
+    }
+
+    /// Frees Moria's buffers while they hold nothing (the next read allocates again), for a
+    /// connection about to sit idle; OpenSSL frees its own then too (`SSL_MODE_RELEASE_BUFFERS`
+    /// is set on every context of this crate).
+    pub fn release_buffers(&mut self) {
+        self.ssl.get_mut().release();
+    }
+
     /// The transport, e.g. to set timeouts after the handshake.
     pub fn get_ref(&self) -> &S {
         &self.sock

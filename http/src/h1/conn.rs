@@ -1,6 +1,8 @@
 //! The connection loop: read a batch, answer every complete request in it in order (pipelining),
-//! write all answers with one write, repeat. Buffers live as long as the connection; nothing is
-//! allocated per request on the plain path.
+//! write all answers with one write, repeat until no bytes are left, then hand the connection
+//! back to be parked. The working state ([`Conn`]: buffers, parsed head, response) is taken
+//! from a pool for each run and returned when the connection parks or ends, so an idle
+//! connection holds none of it and nothing is allocated per request on the plain path.
 
 use std::io;
 use std::net::SocketAddr;
@@ -28,14 +30,17 @@ use crate::tls_info::TlsInfo;
 use crate::tracker::ConnState;
 use crate::transport::Transport;
 
+mod pool;
 mod respond;
 
-/// Initial read buffer (grows up to the head limit when a head needs it).
-const INIT_READ_BUF: usize = 16 * 1024;
+pub(crate) use pool::ConnPool;
+
+/// Initial read buffer (grows up to the head limit when a head needs it; nginx starts at 1 KiB).
+const INIT_READ_BUF: usize = 4 * 1024;
 /// Room kept after a head for reading its body.
 const MIN_BODY_ROOM: usize = 4 * 1024;
-/// Initial write buffer.
-const INIT_WRITE_BUF: usize = 16 * 1024;
+/// Initial write buffer (grows with the answers batched in it).
+const INIT_WRITE_BUF: usize = 4 * 1024;
 /// In-memory bodies up to this size are copied into the batched write; larger ones are
 /// written straight from where they are.
 const INLINE_BODY_MAX: usize = 16 * 1024;
@@ -69,11 +74,35 @@ pub(crate) struct ConnCtx<'c> {
     pub counters: &'c Counters,
 }
 
-/// Serves requests on `io` until the client leaves, a request asks to close, or shutdown.
-pub(crate) fn serve<T: Transport>(io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
-    let mut conn = Conn::new();
-    io.set_write_timeout(Some(ctx.cfg.limits.write_timeout))?;
-    conn.run(io, ctx)
+/// How a run of the connection loop ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ending {
+    /// Every answer is sent and no byte of a next request has arrived: park the connection.
+    Idle,
+    /// The connection is done (the client left, asked to close, broke the protocol, or the
+    /// server shuts down).
+    Closed,
+}
+
+/// Per-connection state that outlives a run of the loop (it stays with a parked connection).
+#[derive(Default)]
+pub(crate) struct Carry {
+    /// The read timeout last set on the socket, so it is set again only when it changes.
+    read_timeout: Option<Duration>,
+}
+
+/// Serves requests on `io` with the pooled working state `conn` until the connection is idle
+/// (no byte of a next request buffered) or done.
+pub(crate) fn serve<T: Transport>(
+    io: &mut T,
+    ctx: &ConnCtx<'_>,
+    conn: &mut Conn,
+    carry: &mut Carry,
+) -> io::Result<Ending> {
+    conn.read_timeout = carry.read_timeout;
+    let result = conn.run(io, ctx);
+    carry.read_timeout = conn.read_timeout;
+    result
 }
 
 /// What the loop does after a request.
@@ -82,7 +111,8 @@ enum Next {
     Close { linger: bool },
 }
 
-struct Conn {
+/// The working state of a connection while it is served (pooled between runs).
+pub(crate) struct Conn {
     rbuf: Vec<u8>,
     start: usize,
     filled: usize,
@@ -120,15 +150,19 @@ impl Conn {
         }
     }
 
-    fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<()> {
+    /// One run: the first read waits like an idle connection (a fresh connection's first
+    /// request usually follows the connect at once; a woken one has bytes waiting), later
+    /// idle moments end the run so the connection parks.
+    fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<Ending> {
         let limits = &ctx.cfg.limits;
+        let mut has_read = false;
         loop {
             self.now = now_secs();
             while self.start < self.filled {
                 let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
                     Ok(Some(b)) => b,
                     Ok(None) => break,
-                    Err(f) => return self.fail(io, ctx, f),
+                    Err(f) => return self.fail(io, ctx, f).map(|()| Ending::Closed),
                 };
                 self.head_deadline = None;
                 match self.serve_one(io, ctx, bounds)? {
@@ -138,7 +172,7 @@ impl Conn {
                         if linger {
                             self.linger(io, ctx);
                         }
-                        return Ok(());
+                        return Ok(Ending::Closed);
                     }
                 }
             }
@@ -147,34 +181,49 @@ impl Conn {
             if idle {
                 self.start = 0;
                 self.filled = 0;
+                if ctx.token.is_triggered() {
+                    return Ok(Ending::Closed);
+                }
+                if has_read && !io.has_buffered_input() {
+                    return Ok(Ending::Idle);
+                }
+            }
+            let first_wait = idle && !has_read;
+            if first_wait {
                 ctx.state.idle.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
                 if ctx.token.is_triggered() {
-                    return Ok(());
+                    return Ok(Ending::Closed);
                 }
                 self.set_read_timeout(io, limits.keep_alive_timeout)?;
             } else {
+                // Part of a head, or TLS bytes already received: the head's clock runs.
                 let deadline = *self
                     .head_deadline
                     .get_or_insert_with(|| Instant::now() + limits.header_timeout);
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return self.fail(io, ctx, Failure::HeaderTimeout);
+                    return self
+                        .fail(io, ctx, Failure::HeaderTimeout)
+                        .map(|()| Ending::Closed);
                 }
                 self.set_read_timeout(io, left)?;
                 self.make_room(limits.max_head);
             }
             let r = io.read(&mut self.rbuf[self.filled..]);
-            if idle {
+            if first_wait {
                 ctx.state.idle.store(false, Ordering::SeqCst);
             }
+            has_read = true;
             match r {
-                Ok(0) => return Ok(()),
+                Ok(0) => return Ok(Ending::Closed),
                 Ok(n) => self.filled += n,
                 Err(e) if is_timeout(&e) => {
-                    return match idle {
-                        true => Ok(()),
-                        false => self.fail(io, ctx, Failure::HeaderTimeout),
+                    return match first_wait {
+                        true => Ok(Ending::Closed),
+                        false => self
+                            .fail(io, ctx, Failure::HeaderTimeout)
+                            .map(|()| Ending::Closed),
                     };
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -1,23 +1,26 @@
-//! Accepting: one fiber per listener accepts, takes a connection slot (or refuses the client
-//! with 503 at the cap), and starts one fiber per connection, which runs the TLS handshake (if
-//! any) and the HTTP loop.
+//! Accepting and serving: one fiber per listener accepts, takes a connection slot (or refuses
+//! the client with 503 at the cap), and starts a fiber for the connection, which runs the TLS
+//! handshake (if any) and the HTTP loop. When every answer is out and no byte of a next request
+//! has arrived, the connection gives its working state back, parks in the server's parking lot
+//! (no fiber, no buffers) and its fiber ends; when bytes arrive, the lot starts a new fiber.
 
 use std::net::SocketAddr;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use moria_crypto::TlsAcceptor;
+use moria_crypto::{TlsAcceptor, TlsStream};
 use moria_runtime::fiber::Builder as FiberBuilder;
-use moria_runtime::net::{TcpListener, TcpStream};
+use moria_runtime::net::{TcpListener, TcpStream, Wake};
 use moria_runtime::ShutdownToken;
 
 use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
-use crate::h1::conn::{self, ConnCtx};
+use crate::h1::conn::{self, Carry, ConnCtx, Ending};
 use crate::server::Counters;
 use crate::tls;
+use crate::tls_info::TlsInfo;
 use crate::tracker::Registration;
 
 /// Pause after a failed accept (e.g. out of descriptors) before trying again.
@@ -31,6 +34,31 @@ struct Accepted {
     reg: Registration,
     stream: TcpStream,
     peer: SocketAddr,
+}
+
+/// A connection between runs of the HTTP loop: all it keeps while parked (no fiber, no
+/// buffers). The registration is declared first so it drops before the socket closes.
+pub(super) struct Connection {
+    reg: Registration,
+    io: Io,
+    peer: SocketAddr,
+    carry: Carry,
+    shared: Arc<Shared>,
+}
+
+/// The connection's byte stream; TLS boxed, so a parked plain connection stays small.
+enum Io {
+    Plain(TcpStream),
+    Tls(Box<(TlsStream<TcpStream>, TlsInfo)>),
+}
+
+impl AsRawFd for Connection {
+    fn as_raw_fd(&self) -> RawFd {
+        match &self.io {
+            Io::Plain(stream) => stream.as_raw_fd(),
+            Io::Tls(tls) => tls.0.get_ref().as_raw_fd(),
+        }
+    }
 }
 
 pub(super) fn accept_loop(
@@ -59,8 +87,8 @@ pub(super) fn accept_loop(
         let id = reg.id();
         let conn = Accepted { reg, stream, peer };
         let (s, tls) = (Arc::clone(&shared), tls.clone());
-        match FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), &s)) {
-            Ok(fiber) => shared.tracker.attach(id, fiber),
+        match FiberBuilder::new().spawn(move || connection(conn, tls.as_deref(), s)) {
+            Ok(fiber) => shared.tracker.attach(id, fiber, 0),
             Err(e) => log::error!("cannot start a connection fiber: {e}"),
         }
     }
@@ -83,12 +111,12 @@ fn take_slot(shared: &Shared, last_reclaim: &mut Option<Instant>) -> bool {
 }
 
 /// The TLS handshake, counted as idle time: a shutdown ends a handshake that is still waiting.
-fn handshake<'s>(
+fn handshake(
     acceptor: &TlsAcceptor,
-    stream: &'s mut TcpStream,
+    stream: TcpStream,
     idle: &AtomicBool,
     token: &ShutdownToken,
-) -> std::io::Result<moria_crypto::TlsStream<&'s mut TcpStream>> {
+) -> std::io::Result<TlsStream<TcpStream>> {
     idle.store(true, Ordering::SeqCst);
     fence(Ordering::SeqCst);
     if token.is_triggered() {
@@ -99,39 +127,97 @@ fn handshake<'s>(
     r
 }
 
-fn connection(mut conn: Accepted, tls: Option<&TlsAcceptor>, shared: &Shared) {
-    if let Err(e) = conn.stream.set_nodelay(true) {
-        log::debug!("{}: set_nodelay: {e}", conn.peer);
+/// A connection's first fiber: socket options, the TLS handshake (if any), then serving.
+fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
+    let Accepted { reg, stream, peer } = conn;
+    if let Err(e) = stream.set_nodelay(true) {
+        log::debug!("{peer}: set_nodelay: {e}");
     }
-    let peer = conn.peer;
-    let mut ctx = ConnCtx {
-        cfg: &shared.cfg,
-        handler: &*shared.handler,
-        peer,
-        tls: None,
-        state: &conn.reg.state,
-        token: &shared.token,
-        counters: &shared.counters,
+    if let Err(e) = stream.set_write_timeout(Some(shared.cfg.limits.write_timeout)) {
+        log::debug!("{peer}: set_write_timeout: {e}");
+        return;
+    }
+    let io = match tls {
+        None => Io::Plain(stream),
+        // A failed handshake closes the socket before `reg` deregisters it; the window is
+        // harmless: only a shutdown or a reclaim touches registered descriptors, and neither
+        // acts on a connection whose fiber is still running.
+        Some(acceptor) => match handshake(acceptor, stream, &reg.state.idle, &shared.token) {
+            Ok(stream) => {
+                let info = tls::info(&stream);
+                Io::Tls(Box::new((stream, info)))
+            }
+            Err(e) => {
+                log::debug!("{peer}: TLS handshake failed: {e}");
+                return;
+            }
+        },
     };
-    let result = match tls {
-        None => conn::serve(&mut conn.stream, &ctx),
-        Some(acceptor) => {
-            match handshake(
-                acceptor,
-                &mut conn.stream,
-                &conn.reg.state.idle,
-                &shared.token,
-            ) {
-                Ok(mut stream) => {
-                    let info = tls::info(&stream);
-                    ctx.tls = Some(&info);
-                    conn::serve(&mut stream, &ctx)
-                }
-                Err(e) => Err(e),
+    serve(Connection {
+        reg,
+        io,
+        peer,
+        carry: Carry::default(),
+        shared,
+    });
+}
+
+/// Serves `conn` in the current fiber with a pooled working state until it is idle (then it
+/// parks and this fiber ends) or done.
+fn serve(mut conn: Connection) {
+    let shared = Arc::clone(&conn.shared);
+    let mut work = shared.conns.take();
+    let ending = {
+        let Connection {
+            reg,
+            io,
+            peer,
+            carry,
+            ..
+        } = &mut conn;
+        let mut ctx = ConnCtx {
+            cfg: &shared.cfg,
+            handler: &*shared.handler,
+            peer: *peer,
+            tls: None,
+            state: &reg.state,
+            token: &shared.token,
+            counters: &shared.counters,
+        };
+        match io {
+            Io::Plain(stream) => conn::serve(stream, &ctx, &mut work, carry),
+            Io::Tls(tls) => {
+                let (stream, info) = &mut **tls;
+                ctx.tls = Some(info);
+                conn::serve(stream, &ctx, &mut work, carry)
             }
         }
     };
-    if let Err(e) = result {
-        log::debug!("{peer}: connection ended: {e}");
+    shared.conns.put(work);
+    match ending {
+        Ok(Ending::Idle) => {
+            if let Io::Tls(tls) = &mut conn.io {
+                tls.0.release_buffers();
+            }
+            conn.reg.detach();
+            let deadline = Instant::now() + shared.cfg.limits.keep_alive_timeout;
+            shared.lot.park(conn, Some(deadline));
+        }
+        Ok(Ending::Closed) => {}
+        Err(e) => log::debug!("{}: connection ended: {e}", conn.peer),
+    }
+}
+
+/// The parking lot's wake function: a connection with bytes to read gets a fiber; one whose
+/// keep-alive timeout passed, or parked when the server shuts down, closes.
+pub(super) fn wake(conn: Connection, why: Wake) {
+    if why != Wake::Readable {
+        return;
+    }
+    let (id, epoch) = (conn.reg.id(), conn.reg.epoch());
+    let tracker = Arc::clone(&conn.shared.tracker);
+    match FiberBuilder::new().spawn(move || serve(conn)) {
+        Ok(fiber) => tracker.attach(id, fiber, epoch),
+        Err(e) => log::error!("cannot start a connection fiber: {e}"),
     }
 }

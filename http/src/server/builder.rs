@@ -6,16 +6,16 @@ use std::time::Duration;
 
 use moria_crypto::TlsAcceptor;
 use moria_runtime::fiber::Builder as FiberBuilder;
-use moria_runtime::net::{ListenOptions, TcpListener};
+use moria_runtime::net::{ListenOptions, ParkingLot, TcpListener};
 use moria_runtime::sync::{Event, Reset, Semaphore};
 use moria_runtime::ShutdownToken;
 
-use super::accept::accept_loop;
+use super::accept::{self, accept_loop};
 use super::refuse::MAX_REFUSING;
 use super::{supervise, Counters, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
 use crate::error::{Error, Result};
-use crate::h1::conn::ConnConfig;
+use crate::h1::conn::{ConnConfig, ConnPool};
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
 use crate::tracker::Tracker;
@@ -238,6 +238,11 @@ impl ServerBuilder {
             aborted: AtomicUsize::new(0),
             counters: Counters::default(),
             refusing: Semaphore::new(MAX_REFUSING),
+            lot: ParkingLot::new(accept::wake).map_err(|source| Error::Spawn {
+                what: "the parking lot",
+                source,
+            })?,
+            conns: ConnPool::default(),
         });
         for (l, tls) in listeners {
             let s = Arc::clone(&shared);

@@ -2,7 +2,8 @@
 //! one fiber per connection, a connection cap (503 beyond it), and graceful shutdown.
 //!
 //! - `builder.rs`: [`ServerBuilder`] (options, validation, binding, start).
-//! - `accept.rs`: the accept loop, the TLS handshake and the per-connection fiber.
+//! - `accept.rs`: the accept loop, the TLS handshake, serving a connection, parking it while
+//!   idle and waking it.
 //! - `refuse.rs`: the 503 answer to a client over the connection cap.
 //! - `stats.rs`: [`ServerStats`], the server's counters.
 //! - here: the running [`Server`] handle, the shutdown supervisor, and the reclaiming of
@@ -18,14 +19,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use moria_runtime::net::ParkingLot;
 use moria_runtime::sync::{Event, Semaphore};
 use moria_runtime::ShutdownToken;
 
+use accept::Connection;
 pub use builder::ServerBuilder;
 pub(crate) use stats::Counters;
 pub use stats::ServerStats;
 
-use crate::h1::conn::ConnConfig;
+use crate::h1::conn::{ConnConfig, ConnPool};
 use crate::handler::Handler;
 use crate::tracker::Tracker;
 
@@ -47,6 +50,10 @@ pub(super) struct Shared {
     counters: Counters,
     /// Permits for refusals running at once (see `refuse.rs`).
     refusing: Semaphore,
+    /// Idle keep-alive connections, waiting for their next request without a fiber.
+    lot: ParkingLot<Connection>,
+    /// Working states (buffers, parsed head, response) of connections being served.
+    conns: ConnPool,
 }
 
 /// How a shutdown ended.
@@ -102,9 +109,11 @@ impl Server {
 
     /// The server's counters since it started.
     pub fn stats(&self) -> ServerStats {
-        self.shared
-            .counters
-            .snapshot(self.shared.tracker.reclaimed())
+        let shared = &self.shared;
+        let mut stats = shared.counters.snapshot(shared.tracker.reclaimed());
+        stats.parked = shared.lot.parked() as u64;
+        stats.pooled_states = shared.conns.pooled() as u64;
+        stats
     }
 
     /// The token that stops this server.
@@ -144,6 +153,7 @@ pub(super) fn supervise(shared: &Shared, grace: Duration, done: &Event) {
     let tracker = &shared.tracker;
     log::info!("shutting down: {} connections open", tracker.live());
     reclaim_abandoned(shared);
+    shared.lot.close();
     tracker.wake_idle();
     if !wait_reclaiming(shared, grace) {
         let busy = tracker.live();

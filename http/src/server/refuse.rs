@@ -65,7 +65,7 @@ fn answer(mut stream: TcpStream, acceptor: Option<&TlsAcceptor>) -> io::Result<(
     stream.set_write_timeout(Some(REFUSE_TIME))?;
     match acceptor {
         None => send_and_linger(&mut stream),
-        Some(acceptor) => send_and_linger(&mut tls::handshake(acceptor, &mut stream)?),
+        Some(acceptor) => send_and_linger(&mut tls::handshake(acceptor, stream)?),
     }
 }
 

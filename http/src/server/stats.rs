@@ -18,6 +18,10 @@ pub struct ServerStats {
     /// Connections whose fiber died without unwinding (a stack overflow) and were reclaimed:
     /// socket closed, slot freed, 500 sent where no response had started.
     pub reclaimed: u64,
+    /// Idle keep-alive connections parked now: no fiber, no buffers.
+    pub parked: u64,
+    /// Connection working states (buffers, parsed head, response) pooled for reuse now.
+    pub pooled_states: u64,
 }
 
 /// The live counters behind [`ServerStats`].
@@ -35,7 +39,7 @@ impl Counters {
         counter.fetch_add(1, Relaxed);
     }
 
-    /// Reads every counter; `reclaimed` is the tracker's.
+    /// Reads every counter; `reclaimed` is the tracker's (the gauges are left at zero).
     pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
         ServerStats {
             accepted: self.accepted.load(Relaxed),
@@ -43,6 +47,8 @@ impl Counters {
             handler_panics: self.handler_panics.load(Relaxed),
             body_panics: self.body_panics.load(Relaxed),
             reclaimed,
+            parked: 0,
+            pooled_states: 0,
         }
     }
 }

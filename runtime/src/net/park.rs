@@ -148,7 +148,8 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
             }
             let key = st.insert(item, deadline);
             // A deadline earlier than the shard's timer (or none armed) needs the shard's fiber.
-            let sooner = deadline.is_some_and(|d| st.timer_at.is_none_or(|t| d + DEADLINE_TICK < t));
+            let sooner =
+                deadline.is_some_and(|d| st.timer_at.is_none_or(|t| d + DEADLINE_TICK < t));
             (key, st.is_known(fd), sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
@@ -250,7 +251,9 @@ fn run_shard<T: AsRawFd + Send + 'static>(lot: &Lot<T>, index: usize) {
                     st.timer_at = None;
                     _timer = None;
                 }
-                Some(&(earliest, _)) if st.timer_at.is_none_or(|t| t > earliest + DEADLINE_TICK) => {
+                Some(&(earliest, _))
+                    if st.timer_at.is_none_or(|t| t > earliest + DEADLINE_TICK) =>
+                {
                     let at = earliest + DEADLINE_TICK;
                     _timer = Some(wake_timer::arm(at, shard.epoll.waker()));
                     st.timer_at = Some(at);
