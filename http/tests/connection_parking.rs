@@ -1,0 +1,194 @@
+//! Idle keep-alive connections park (no fiber, no buffers) and wake when bytes arrive: a
+//! request racing the park, a head split across it, a half-close while parked, the keep-alive
+//! timeout and a shutdown with thousands parked, and a TLS session going on across many parks.
+//! `Server::stats().parked` tells when a connection has parked, so no step guesses with a sleep.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::Shutdown;
+use std::time::Duration;
+
+use common::tls::Fixture;
+use common::*;
+use moria_http::{HandlerResult, Request, Response, Server};
+
+fn echo(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+    let body = res.body_mut();
+    req.body().read_to_end(body)?;
+    if body.is_empty() {
+        body.extend_from_slice(req.path().as_bytes());
+    }
+    Ok(())
+}
+
+fn sha256(b: &[u8]) -> Vec<u8> {
+    moria_crypto::hash("sha256", b).unwrap().as_ref().to_vec()
+}
+
+fn wait_parked(server: &Server, n: u64) {
+    wait_until(&format!("{n} parked connections"), || {
+        server.stats().parked == n
+    });
+}
+
+fn get(s: &mut dyn ClientConn, path: &str) -> String {
+    write!(s, "GET {path} HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+    let r = read_response(s, false).expect("a response");
+    assert_eq!(r.status, 200);
+    r.text()
+}
+
+#[test]
+fn requests_sent_the_moment_the_connection_parks_are_all_answered() {
+    for tls in [false, true] {
+        let f = Fixture::start(tls, Server::builder(), echo);
+        let mut s = f.connect();
+        // Each request goes out as soon as the previous answer is read: it races the park.
+        for i in 0..300 {
+            assert_eq!(get(&mut *s, &format!("/r{i}")), format!("/r{i}"));
+        }
+        // Two at once after a confirmed park: both answered, in order.
+        wait_parked(&f.server, 1);
+        s.write_all(b"GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n")
+            .unwrap();
+        assert_eq!(read_response(&mut *s, false).unwrap().text(), "/a");
+        assert_eq!(read_response(&mut *s, false).unwrap().text(), "/b");
+        // Over TLS two writes are two records, usually read by the server at once: the second
+        // waits decrypted-or-not in the TLS buffers, where parking would strand it.
+        for i in 0..50 {
+            wait_parked(&f.server, 1);
+            write!(s, "GET /c{i} HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+            write!(s, "GET /d{i} HTTP/1.1\r\nHost: a\r\n\r\n").unwrap();
+            assert_eq!(
+                read_response(&mut *s, false).unwrap().text(),
+                format!("/c{i}")
+            );
+            assert_eq!(
+                read_response(&mut *s, false).unwrap().text(),
+                format!("/d{i}")
+            );
+        }
+        stop(&f.server);
+    }
+}
+
+#[test]
+fn a_head_split_across_a_park_is_put_together() {
+    for tls in [false, true] {
+        let f = Fixture::start(tls, Server::builder(), echo);
+        let mut s = f.connect();
+        assert_eq!(get(&mut *s, "/first"), "/first");
+        wait_parked(&f.server, 1);
+        s.write_all(b"POST /sec").unwrap();
+        s.flush().unwrap();
+        wait_parked(&f.server, 0);
+        s.write_all(b"ond HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhel")
+            .unwrap();
+        s.flush().unwrap();
+        s.write_all(b"lo").unwrap();
+        let r = read_response(&mut *s, false).expect("a response");
+        assert_eq!(r.text(), "hello");
+        assert_eq!(get(&mut *s, "/third"), "/third");
+        stop(&f.server);
+    }
+}
+
+#[test]
+fn a_client_half_closing_while_parked_gets_its_last_answer_then_a_close() {
+    let server = start(Server::builder(), echo);
+    let mut idle = connect(server.local_addr());
+    assert_eq!(get(&mut idle, "/x"), "/x");
+    let mut last = connect(server.local_addr());
+    assert_eq!(get(&mut last, "/y"), "/y");
+    wait_parked(&server, 2);
+
+    idle.shutdown(Shutdown::Write).unwrap();
+    assert_closed(&mut idle);
+
+    last.write_all(b"GET /last HTTP/1.1\r\nHost: a\r\n\r\n")
+        .unwrap();
+    last.shutdown(Shutdown::Write).unwrap();
+    assert_eq!(read_response(&mut last, false).unwrap().text(), "/last");
+    assert_closed(&mut last);
+    wait_until("both connections gone", || server.connections() == 0);
+    stop(&server);
+}
+
+#[test]
+fn the_keep_alive_timeout_closes_parked_connections() {
+    for tls in [false, true] {
+        let f = Fixture::start(
+            tls,
+            Server::builder().keep_alive_timeout(Duration::from_millis(300)),
+            echo,
+        );
+        let mut conns: Vec<_> = (0..5).map(|_| f.connect()).collect();
+        for s in &mut conns {
+            assert_eq!(get(&mut **s, "/t"), "/t");
+        }
+        wait_parked(&f.server, 5);
+        for s in &mut conns {
+            assert_closed(&mut **s);
+        }
+        wait_until("the timed-out connections gone", || {
+            f.server.connections() == 0
+        });
+        assert_eq!(f.server.stats().parked, 0);
+        stop(&f.server);
+    }
+}
+
+#[test]
+fn shutdown_closes_five_thousand_parked_connections_that_hold_no_fiber() {
+    moria_runtime::startup::raise_nofile_limit().expect("raise RLIMIT_NOFILE");
+    const N: usize = 5000;
+    let server = start(Server::builder().max_connections(N + 10), echo);
+    let fibers_before = moria_runtime::stats().fibers_live;
+    let mut conns: Vec<_> = (0..N)
+        .map(|i| {
+            let mut s = connect(server.local_addr());
+            assert_eq!(get(&mut s, &format!("/{i}")), format!("/{i}"));
+            s
+        })
+        .collect();
+    wait_parked(&server, N as u64);
+    let fibers = moria_runtime::stats().fibers_live;
+    // Other tests in this binary run fibers too, but nowhere near one per parked connection.
+    assert!(
+        fibers < fibers_before + N as u64 / 10,
+        "{fibers} fibers live with {N} parked connections ({fibers_before} before)"
+    );
+    assert_eq!(server.connections(), N);
+    stop(&server);
+    for s in &mut conns {
+        assert_closed(s);
+    }
+}
+
+#[test]
+fn a_tls_session_goes_on_intact_across_many_parks() {
+    let f = Fixture::start(true, Server::builder(), echo);
+    let mut s = f.connect();
+    let mut sent = Vec::new();
+    let mut received = Vec::new();
+    for round in 0..120u32 {
+        let len = (round as usize * 7919) % 40_000 + 1;
+        let body: Vec<u8> = (0..len)
+            .map(|i| (i as u32).wrapping_mul(round + 1) as u8)
+            .collect();
+        write!(
+            s,
+            "POST /echo HTTP/1.1\r\nHost: a\r\nContent-Length: {len}\r\n\r\n"
+        )
+        .unwrap();
+        s.write_all(&body).unwrap();
+        let r = read_response(&mut *s, false).expect("a response");
+        received.extend_from_slice(&r.body);
+        sent.extend_from_slice(&body);
+        wait_parked(&f.server, 1);
+    }
+    assert_eq!(received.len(), sent.len());
+    assert_eq!(sha256(&received), sha256(&sent));
+    stop(&f.server);
+}
