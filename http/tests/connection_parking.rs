@@ -2,6 +2,7 @@
 //! request racing the park, a head split across it, a half-close while parked, the keep-alive
 //! timeout and a shutdown with thousands parked, and a TLS session going on across many parks.
 //! `Server::stats().parked` tells when a connection has parked, so no step guesses with a sleep.
+//! Connections park after `park_after` (20 ms by default) of silence, or at once with zero.
 
 mod common;
 
@@ -41,8 +42,13 @@ fn get(s: &mut dyn ClientConn, path: &str) -> String {
 
 #[test]
 fn requests_sent_the_moment_the_connection_parks_are_all_answered() {
-    for tls in [false, true] {
-        let f = Fixture::start(tls, Server::builder(), echo);
+    // Parking at once (every answer races a park) and after the default pause.
+    for (tls, park_after) in [
+        (false, Duration::ZERO),
+        (true, Duration::ZERO),
+        (false, moria_http::limits::DEFAULT_PARK_AFTER),
+    ] {
+        let f = Fixture::start(tls, Server::builder().park_after(park_after), echo);
         let mut s = f.connect();
         // Each request goes out as soon as the previous answer is read: it races the park.
         for i in 0..300 {

@@ -150,9 +150,10 @@ impl Conn {
         }
     }
 
-    /// One run: the first read waits like an idle connection (a fresh connection's first
-    /// request usually follows the connect at once; a woken one has bytes waiting), later
-    /// idle moments end the run so the connection parks.
+    /// One run: serves what arrives; when everything is answered it waits for the next request
+    /// up to `park_after`, then ends the run so the connection parks (at once, without
+    /// waiting, when `park_after` is zero and this run has read something: a woken connection's
+    /// first read finds its bytes there; a fresh one waits for the keep-alive timeout).
     fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<Ending> {
         let limits = &ctx.cfg.limits;
         let mut has_read = false;
@@ -177,27 +178,35 @@ impl Conn {
                 }
             }
             self.flush(io)?;
-            let idle = self.start == self.filled;
+            let mut idle = self.start == self.filled;
             if idle {
                 self.start = 0;
                 self.filled = 0;
                 if ctx.token.is_triggered() {
                     return Ok(Ending::Closed);
                 }
-                if has_read && !io.has_buffered_input() {
+                if has_read && io.has_buffered_input() {
+                    // TLS bytes already received: the next head's clock runs.
+                    idle = false;
+                } else if has_read && limits.park_after.is_zero() {
                     return Ok(Ending::Idle);
                 }
             }
-            let first_wait = idle && !has_read;
-            if first_wait {
+            // Waiting for a new request: for `park_after` (then park), or for the whole
+            // keep-alive timeout when parking is off on a fresh connection.
+            let wait = match idle {
+                false => None,
+                true if limits.park_after.is_zero() => Some(limits.keep_alive_timeout),
+                true => Some(limits.park_after.min(limits.keep_alive_timeout)),
+            };
+            if let Some(wait) = wait {
                 ctx.state.idle.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
                 if ctx.token.is_triggered() {
                     return Ok(Ending::Closed);
                 }
-                self.set_read_timeout(io, limits.keep_alive_timeout)?;
+                self.set_read_timeout(io, wait)?;
             } else {
-                // Part of a head, or TLS bytes already received: the head's clock runs.
                 let deadline = *self
                     .head_deadline
                     .get_or_insert_with(|| Instant::now() + limits.header_timeout);
@@ -211,7 +220,7 @@ impl Conn {
                 self.make_room(limits.max_head);
             }
             let r = io.read(&mut self.rbuf[self.filled..]);
-            if first_wait {
+            if wait.is_some() {
                 ctx.state.idle.store(false, Ordering::SeqCst);
             }
             has_read = true;
@@ -219,9 +228,10 @@ impl Conn {
                 Ok(0) => return Ok(Ending::Closed),
                 Ok(n) => self.filled += n,
                 Err(e) if is_timeout(&e) => {
-                    return match first_wait {
-                        true => Ok(Ending::Closed),
-                        false => self
+                    return match wait {
+                        Some(w) if w < limits.keep_alive_timeout => Ok(Ending::Idle),
+                        Some(_) => Ok(Ending::Closed),
+                        None => self
                             .fail(io, ctx, Failure::HeaderTimeout)
                             .map(|()| Ending::Closed),
                     };

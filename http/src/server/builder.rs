@@ -117,6 +117,13 @@ impl ServerBuilder {
         self
     }
 
+    /// How long an idle connection waits in its fiber before parking (default
+    /// [`limits::DEFAULT_PARK_AFTER`]; zero parks at once).
+    pub fn park_after(mut self, d: Duration) -> Self {
+        self.limits.park_after = d;
+        self
+    }
+
     /// Idle keep-alive wait (default [`limits::DEFAULT_KEEP_ALIVE_TIMEOUT`]; then close).
     pub fn keep_alive_timeout(mut self, d: Duration) -> Self {
         self.limits.keep_alive_timeout = d;
