@@ -133,13 +133,7 @@ impl<S: Read + Write> TlsStream<S> {
     fn io_error(&self, failure: Failure) -> io::Error {
         match failure {
             Failure::Io(e) => e,
-            Failure::Ssl(_) if self.ssl.get_ref().eof() => io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the TLS peer closed the connection without close_notify",
-            ),
-            Failure::Ssl(e) => e
-                .into_io_error()
-                .unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
+            Failure::Ssl(e) => ssl_io_error(e, self.ssl.get_ref().eof()),
         }
     }
 
@@ -154,6 +148,11 @@ impl<S: Read + Write> TlsStream<S> {
 }
 
 impl<S> TlsStream<S> {
+    /// The session and the transport, for [`split`](TlsStream::split).
+    pub(super) fn into_parts(self) -> (SslStream<MemIo>, S) {
+        (self.ssl, self.sock)
+    }
+
     /// The transport, e.g. to set timeouts after the handshake.
     pub fn get_ref(&self) -> &S {
         &self.sock
@@ -235,6 +234,18 @@ impl<S> fmt::Debug for TlsStream<S> {
             .field("cipher", &self.cipher())
             .finish_non_exhaustive()
     }
+}
+
+/// OpenSSL's verdict on a read or write as an `io::Error`; `eof`: the transport had ended.
+pub(super) fn ssl_io_error(e: ssl::Error, eof: bool) -> io::Error {
+    if eof {
+        return io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the TLS peer closed the connection without close_notify",
+        );
+    }
+    e.into_io_error()
+        .unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
 }
 
 /// Gives the next transport operation whatever time is left before `deadline`, or the
