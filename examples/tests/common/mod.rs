@@ -1,5 +1,6 @@
 //! Helpers for the example tests: start an example binary on 127.0.0.1:0 and talk HTTP/1.1 to
-//! it over one raw keep-alive connection.
+//! it over one raw keep-alive connection; stop one with SIGINT. Not every test uses every helper.
+#![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -31,8 +32,17 @@ pub fn run_to_end(program: &str, args: &[&str], env: &[(&str, &str)]) -> (ExitSt
     )
 }
 
+/// How long a test waits for the program to exit after a signal.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Starts `program` and waits for its `listening on http://ADDR` log line.
 pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
+    start_logged(program, args, env, "listening on http://")
+}
+
+/// Starts `program` and waits for a log line with `marker` followed by the address.
+pub fn start_logged(program: &str, args: &[&str], env: &[(&str, &str)], marker: &str) -> Running {
+    let marker = marker.to_owned();
     let mut child = Command::new(program)
         .args(args)
         .envs(env.iter().copied())
@@ -46,7 +56,7 @@ pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
     std::thread::spawn(move || {
         let mut log = String::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
+            if let Some(addr) = line.split(marker.as_str()).nth(1) {
                 let addr = addr.split_whitespace().next().unwrap_or_default();
                 let _ = tx.send(Ok(addr.parse::<SocketAddr>().expect("address")));
             }
@@ -59,6 +69,23 @@ pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
         Ok(Ok(addr)) => Running { child, addr },
         Ok(Err(log)) => panic!("{program} exited before listening:\n{log}"),
         Err(e) => panic!("{program} did not say where it listens: {e}"),
+    }
+}
+
+impl Running {
+    /// Sends SIGINT (what Ctrl-C sends) and waits for the program to exit.
+    pub fn interrupt(&mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        let kill = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(kill.is_ok_and(|s| s.success()), "kill -INT {pid}");
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(started.elapsed() < EXIT_TIMEOUT, "no exit after SIGINT");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 

@@ -166,6 +166,37 @@ pub(crate) fn open(
     tls: &TlsConnector,
 ) -> Result<Link> {
     let name = url.to_string();
+    let stream = dial(url, proxy, connect_timeout, timing)?;
+    let transport = if url.is_https() {
+        let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
+            moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
+                url: name.clone(),
+                reason,
+            },
+            source => Error::Tls {
+                url: name.clone(),
+                source,
+            },
+        })?;
+        Transport::Tls(Box::new(tls))
+    } else {
+        Transport::Plain(stream)
+    };
+    Ok(Link {
+        io: BufReader::with_capacity(READ_BUFFER, transport),
+        armed: None,
+    })
+}
+
+/// A TCP connection to `url`'s host, or to `proxy`, through which an `https` URL gets a
+/// CONNECT tunnel to its host: bytes written go to the origin, not yet encrypted.
+pub(crate) fn dial(
+    url: &Url,
+    proxy: Option<&ProxyServer>,
+    connect_timeout: Duration,
+    timing: &Timing,
+) -> Result<TcpStream> {
+    let name = url.to_string();
     let dial = proxy.map_or(url, |p| &p.url);
     let host = dial.host_bare().to_owned();
     let port = dial.port();
@@ -218,23 +249,5 @@ pub(crate) fn open(
     if let (Some(proxy), true) = (proxy, url.is_https()) {
         tunnel(&mut stream, url, proxy, timing)?;
     }
-    let transport = if url.is_https() {
-        let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
-            moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
-                url: name.clone(),
-                reason,
-            },
-            source => Error::Tls {
-                url: name.clone(),
-                source,
-            },
-        })?;
-        Transport::Tls(Box::new(tls))
-    } else {
-        Transport::Plain(stream)
-    };
-    Ok(Link {
-        io: BufReader::with_capacity(READ_BUFFER, transport),
-        armed: None,
-    })
+    Ok(stream)
 }

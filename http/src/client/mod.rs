@@ -15,7 +15,7 @@
 //! | `request.rs` | [`RequestBuilder`]: headers, query, body; `send` with redirects |
 //! | `exchange.rs` | one request on one connection, `100-continue`; the retry on a dead reused connection |
 //! | `send.rs` | request bodies and the writes of head and body |
-//! | `conn.rs` | DNS on the offload pool, TCP connect, TLS; per-read timeouts |
+//! | `conn.rs` | DNS on the offload pool, TCP connect (also [`Client::connect_tcp`]), TLS; per-read timeouts |
 //! | `pool.rs` | idle connections per origin, the per-host cap, fiber-parking waits |
 //! | `proxy.rs` | HTTP proxies, CONNECT tunnels, `NO_PROXY`, proxy credentials |
 //! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
@@ -44,6 +44,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moria_crypto::TlsConnector;
+use moria_runtime::net::TcpStream;
+use moria_runtime::Deadline;
 
 pub use builder::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_CONTINUE_TIMEOUT, DEFAULT_EXPECT_CONTINUE_MIN,
@@ -58,6 +60,7 @@ pub use response::{Headers, Response};
 pub use url::Url;
 
 use crate::limits::Limits;
+use conn::Timing;
 use decode::BombGuard;
 use pool::Pool;
 use proxy::Proxies;
@@ -132,6 +135,27 @@ impl Client {
     /// A request with any method token for `url`.
     pub fn request(&self, method: &str, url: &str) -> RequestBuilder {
         RequestBuilder::new(self.clone(), method, url)
+    }
+
+    /// A raw TCP connection to `host:port` for any protocol (a tunnel, not HTTP): through the
+    /// client's https proxy with `CONNECT` unless `NO_PROXY` covers `host`, else direct;
+    /// resolution, connect and the proxy's answer within the client's timeouts. An IPv6
+    /// `host` is written without brackets.
+    pub fn connect_tcp(&self, host: &str, port: u16) -> Result<TcpStream> {
+        let authority = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let spec = format!("https://{authority}/");
+        let url = Url::parse(&spec).map_err(|reason| Error::InvalidUrl { url: spec, reason })?;
+        let config = &self.inner.config;
+        let timing = Timing {
+            deadline: config.timeout.map(Deadline::after),
+            idle: config.read_timeout,
+        };
+        let proxy = self.inner.proxies.for_url(&url);
+        conn::dial(&url, proxy, config.connect_timeout, &timing)
     }
 
     /// Connections open to `url`'s origin right now, idle ones included.
