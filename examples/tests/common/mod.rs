@@ -2,11 +2,16 @@
 //! it over one raw keep-alive connection; stop one with SIGINT. Not every test uses every helper.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use moria_http::client::read_response;
+
+/// Largest body [`Conn::get`] reads.
+const MAX_BODY: u64 = 1 << 30;
 
 /// How long a test waits for the program to say where it listens.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -103,7 +108,7 @@ pub struct Reply {
     pub status: u16,
     /// Header fields in order, names lower-cased.
     pub headers: Vec<(String, String)>,
-    /// The body (Content-Length framed).
+    /// The body (de-chunked).
     pub body: Vec<u8>,
 }
 
@@ -146,39 +151,29 @@ impl Conn {
         }
     }
 
-    /// Sends `GET target` and reads the answer.
+    /// Sends `GET target` and reads the answer with moria-http's response decoder.
     pub fn get(&mut self, target: &str) -> Reply {
         write!(
             self.reader.get_mut(),
             "GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n"
         )
         .unwrap();
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status = line
-            .strip_prefix("HTTP/1.1 ")
-            .and_then(|r| r.get(..3))
-            .and_then(|c| c.parse().ok())
-            .unwrap_or_else(|| panic!("status line {line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).unwrap();
-            let l = line.trim_end_matches("\r\n");
-            if l.is_empty() {
-                break;
-            }
-            let (n, v) = l.split_once(':').unwrap_or_else(|| panic!("field {l:?}"));
-            headers.push((n.to_ascii_lowercase(), v.trim().to_owned()));
-        }
-        let mut reply = Reply {
-            status,
+        let r = read_response(&mut self.reader, false, MAX_BODY).expect("a response");
+        let headers = r
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.to_ascii_lowercase(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
+        let reply = Reply {
+            status: r.status,
             headers,
-            body: Vec::new(),
+            body: r.body,
         };
-        let len: usize = reply.one("content-length").parse().unwrap();
-        reply.body = vec![0; len];
-        self.reader.read_exact(&mut reply.body).unwrap();
         reply
     }
 }

@@ -21,6 +21,7 @@
 //! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
 //! | `decode.rs` | gzip/deflate decoding and the decompression-bomb guard |
 //! | `response.rs` | [`Response`], [`Headers`]: `Read`, `text`, `bytes`, `json` |
+//! | `read.rs` | [`read_response`]: the same decoder on any `BufRead` (raw probes, pipelining) |
 //! | `url.rs` | [`Url`]: http/https URLs, reference resolution for redirects |
 //! | `error.rs` | [`Error`]: one variant per kind of failure, each naming the URL |
 //!
@@ -34,6 +35,7 @@ mod error;
 mod exchange;
 mod pool;
 mod proxy;
+mod read;
 mod request;
 mod response;
 mod send;
@@ -55,6 +57,7 @@ pub use builder::{
 pub use decode::{DEFAULT_BOMB_AFTER, DEFAULT_BOMB_RATIO};
 pub use error::{Error, Phase, Result, Violation};
 pub use moria_streams::chunked::TrailerField;
+pub use read::{read_response, RawResponse};
 pub use request::RequestBuilder;
 pub use response::{Headers, Response};
 pub use url::Url;
