@@ -169,11 +169,10 @@ impl Conn {
                 )
             })
             .collect();
-        let reply = Reply {
+        Reply {
             status: r.status,
             headers,
             body: r.body,
-        };
-        reply
+        }
     }
 }
