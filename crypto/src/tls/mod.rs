@@ -29,6 +29,7 @@
 
 mod acceptor;
 mod connector;
+mod engine;
 mod identity;
 mod memio;
 mod split;

@@ -23,6 +23,7 @@ use moria_runtime::sync::Mutex as FiberMutex;
 use openssl::error::ErrorStack;
 use openssl::ssl::{self, ErrorCode, SslStream};
 
+use super::engine::Engine;
 use super::memio::MemIo;
 use super::stream::{ssl_io_error, TlsStream, MAX_WRITE_CHUNK};
 
@@ -31,7 +32,7 @@ const READ_CHUNK: usize = 16 * 1024;
 
 /// The OpenSSL session and how many times input was fed to it.
 struct Session {
-    ssl: SslStream<MemIo>,
+    ssl: Engine,
     fed: u64,
 }
 

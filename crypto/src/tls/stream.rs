@@ -9,6 +9,7 @@ use openssl::error::ErrorStack;
 use openssl::ssl::{self, ErrorCode, NameType, Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
+use super::engine::Engine;
 use super::memio::MemIo;
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
@@ -21,7 +22,7 @@ pub const MAX_WRITE_CHUNK: usize = 16 * 1024;
 /// [`TlsStream::shutdown`] to end it cleanly: dropping it closes without close_notify, which
 /// the peer sees as a truncation.
 pub struct TlsStream<S> {
-    ssl: SslStream<MemIo>,
+    ssl: Engine,
     sock: S,
 }
 
@@ -48,7 +49,7 @@ impl<S: Read + Write> TlsStream<S> {
         S: SocketTimeouts,
     {
         let mut stream = TlsStream {
-            ssl: SslStream::new(ssl, MemIo::new())?,
+            ssl: Engine::new(SslStream::new(ssl, MemIo::new())?),
             sock,
         };
         let outcome = match timeout {
@@ -149,7 +150,7 @@ impl<S: Read + Write> TlsStream<S> {
 
 impl<S> TlsStream<S> {
     /// The session and the transport, for [`split`](TlsStream::split).
-    pub(super) fn into_parts(self) -> (SslStream<MemIo>, S) {
+    pub(super) fn into_parts(self) -> (Engine, S) {
         (self.ssl, self.sock)
     }
 

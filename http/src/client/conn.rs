@@ -133,6 +133,14 @@ impl Link {
         !self.io.buffer().is_empty() || self.io.get_ref().tcp().readable_now().unwrap_or(true)
     }
 
+    /// Whether the TLS handshake resumed an earlier session (`None`: plain TCP).
+    pub(crate) fn tls_resumed(&self) -> Option<bool> {
+        match self.io.get_ref() {
+            Transport::Plain(_) => None,
+            Transport::Tls(t) => Some(t.session_reused()),
+        }
+    }
+
     /// The transport, for writing.
     pub(crate) fn writer(&mut self) -> &mut Transport {
         self.io.get_mut()
