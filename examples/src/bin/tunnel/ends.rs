@@ -92,3 +92,19 @@ impl Outbound {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_parse_with_and_without_brackets() {
+        assert_eq!(
+            host_port("example.com:443").unwrap(),
+            ("example.com".into(), 443)
+        );
+        assert_eq!(host_port("[::1]:8080").unwrap(), ("::1".into(), 8080));
+        assert!(host_port("example.com").is_err());
+        assert!(host_port("example.com:http").is_err());
+    }
+}
