@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use moria_crypto::{TlsAcceptor, TlsConnector};
+use moria_crypto::{TlsAcceptor, TlsConnector, TlsStream};
 use moria_http::client::Client;
 use moria_runtime::net::TcpStream;
 
@@ -73,11 +73,10 @@ pub fn host_port(spec: &str) -> Result<(String, u16), Failure> {
 impl Inbound {
     /// The accepted socket, after the TLS handshake if any, split.
     pub fn open(&self, sock: TcpStream) -> Result<(Source, Box<dyn Sink>), Failure> {
-        sock.set_read_timeout(Some(POLL))?;
-        Ok(match &self.tls {
-            None => pipe::plain(sock.split()?),
-            Some(acceptor) => pipe::tls(acceptor.accept(sock)?.split()?),
-        })
+        match &self.tls {
+            None => Ok(pipe::plain(polled(sock)?.split()?)),
+            Some(acceptor) => Ok(pipe::tls(polled_tls(acceptor.accept(sock)?)?.split()?)),
+        }
     }
 }
 
@@ -85,12 +84,25 @@ impl Outbound {
     /// A connection to the target, after the TLS handshake if any, split.
     pub fn open(&self) -> Result<(Source, Box<dyn Sink>), Failure> {
         let sock = self.client.connect_tcp(&self.host, self.port)?;
-        sock.set_read_timeout(Some(POLL))?;
-        Ok(match &self.tls {
-            None => pipe::plain(sock.split()?),
-            Some(connector) => pipe::tls(connector.connect(&self.host, sock)?.split()?),
-        })
+        match &self.tls {
+            None => Ok(pipe::plain(polled(sock)?.split()?)),
+            Some(tls) => Ok(pipe::tls(
+                polled_tls(tls.connect(&self.host, sock)?)?.split()?,
+            )),
+        }
     }
+}
+
+/// `sock` with the [`POLL`] read timeout (set after any handshake, which has its own limit).
+fn polled(sock: TcpStream) -> std::io::Result<TcpStream> {
+    sock.set_read_timeout(Some(POLL))?;
+    Ok(sock)
+}
+
+/// A TLS stream whose socket has the [`POLL`] read timeout.
+fn polled_tls(tls: TlsStream<TcpStream>) -> std::io::Result<TlsStream<TcpStream>> {
+    tls.get_ref().set_read_timeout(Some(POLL))?;
+    Ok(tls)
 }
 
 #[cfg(test)]
