@@ -1,5 +1,6 @@
 //! HTTPS and large bodies: a 100 MiB download checked by SHA-256 over HTTP and HTTPS, a file
-//! uploaded by sendfile (HTTP) and by reads (HTTPS), keep-alive over TLS, SNI and ALPN,
+//! uploaded by sendfile (HTTP) and by reads (HTTPS), keep-alive over TLS, TLS session
+//! resumption on a fresh pooled connection, SNI and ALPN,
 //! certificate verification on by default, and the insecure switch.
 
 mod common;
@@ -137,6 +138,31 @@ fn large_download_over_https_matches_by_sha256_and_keeps_the_connection() {
         assert_eq!(text, "hello");
     }
     assert_eq!(tls.server.stats().accepted, 1);
+    stop(&tls.server);
+}
+
+#[test]
+fn a_fresh_connection_to_the_same_host_resumes_the_tls_session() {
+    let tls = start_tls(Server::builder(), handler);
+    // No idle connections kept: every request opens a new one.
+    let client = Client::builder()
+        .add_root_certificate_pem(&tls.pem)
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    let secure = format!("https://localhost:{}/", tls.server.local_addr().port());
+    let mut resumed = Vec::new();
+    for _ in 0..3 {
+        let r = client.get(&secure).send().unwrap();
+        resumed.push(r.tls_resumed());
+        assert_eq!(r.text().unwrap(), "hello");
+    }
+    assert_eq!(resumed, [Some(false), Some(true), Some(true)]);
+    assert_eq!(tls.server.stats().accepted, 3, "one connection per request");
+    let plain = start(Server::builder(), handler);
+    let r = client.get(&url(&plain, "/")).send().unwrap();
+    assert_eq!(r.tls_resumed(), None, "plain HTTP has no TLS session");
+    stop(&plain);
     stop(&tls.server);
 }
 

@@ -27,10 +27,7 @@ fn listens_on_several_addresses() {
     assert_eq!(addrs.len(), 2);
     assert_ne!(addrs[0], addrs[1]);
     for a in addrs {
-        assert_eq!(
-            exchange(a, b"GET /x HTTP/1.1\r\nHost: a\r\n\r\n").text(),
-            "hi /x"
-        );
+        assert_eq!(get(a, "/x").text().unwrap(), "hi /x");
     }
     stop(&server);
 }
@@ -40,11 +37,8 @@ fn per_worker_reuse_port_listeners_share_one_port() {
     let server = start(Server::builder().listeners_per_address(4), hello);
     assert_eq!(server.local_addrs().len(), 1);
     for i in 0..50 {
-        let r = exchange(
-            server.local_addr(),
-            format!("GET /{i} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
-        );
-        assert_eq!(r.text(), format!("hi /{i}"));
+        let r = get(server.local_addr(), &format!("/{i}"));
+        assert_eq!(r.text().unwrap(), format!("hi /{i}"));
     }
     stop(&server);
 }
@@ -107,8 +101,7 @@ fn over_the_connection_cap_clients_get_503_and_retry_after() {
     wait_until("the closed connection to free its slot", || {
         server.connections() == 1
     });
-    let r = exchange(addr, b"GET /fourth HTTP/1.1\r\nHost: a\r\n\r\n");
-    assert_eq!(r.text(), "hi /fourth");
+    assert_eq!(get(addr, "/fourth").text().unwrap(), "hi /fourth");
     stop(&server);
 }
 

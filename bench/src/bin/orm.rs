@@ -7,13 +7,14 @@
 //! `rows * 1e6 / elapsed_µs`, as mORMot's `TPrecisionTimer.PerSec` computes them.
 
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
+use moria_http::client::read_response;
 use moria_http::{Router, Server};
 use moria_orm::rusqlite::{self, params};
 use moria_orm::{
@@ -372,11 +373,14 @@ fn orm_all(c: &Conn, ids: &[i64], start: i64) -> Duration {
     t.elapsed()
 }
 
-/// A keep-alive HTTP/1.1 client for the REST rows: one request, one response at a time.
+/// Largest REST answer the bench reads (the whole table as JSON).
+const MAX_REST_BODY: u64 = 1 << 30;
+
+/// A keep-alive HTTP/1.1 client for the REST rows: one request, one response at a time, read by
+/// moria-http's response decoder.
 struct Client {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
-    head: String,
 }
 
 impl Client {
@@ -388,7 +392,6 @@ impl Client {
         Client {
             reader: BufReader::new(s.try_clone().expect("clone")),
             writer: s,
-            head: String::new(),
         }
     }
 
@@ -403,26 +406,9 @@ impl Client {
         .expect("format");
         req.extend_from_slice(body);
         self.writer.write_all(&req).expect("send");
-        let mut status = 0;
-        let mut len = 0usize;
-        loop {
-            self.head.clear();
-            self.reader.read_line(&mut self.head).expect("read head");
-            let line = self.head.trim_end();
-            if line.is_empty() {
-                break;
-            }
-            if let Some(code) = line.strip_prefix("HTTP/1.1 ") {
-                status = code[..3].parse().expect("status");
-            } else if let Some((k, v)) = line.split_once(':') {
-                if k.eq_ignore_ascii_case("content-length") {
-                    len = v.trim().parse().expect("length");
-                }
-            }
-        }
-        let mut out = vec![0; len];
-        self.reader.read_exact(&mut out).expect("read body");
-        (status, out)
+        let res =
+            read_response(&mut self.reader, method == "HEAD", MAX_REST_BODY).expect("response");
+        (res.status, res.body)
     }
 }
 

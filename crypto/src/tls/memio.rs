@@ -54,8 +54,9 @@ impl MemIo {
         }
     }
 
-    /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
-    pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
+    /// Allocates the inbound buffer if released, moves unread inbound bytes to the front;
+    /// fails when no room is left after them.
+    fn make_room(&mut self) -> io::Result<()> {
         if self.inbound.is_empty() {
             self.inbound = vec![0u8; INBOUND_LEN];
         }
@@ -72,6 +73,38 @@ impl MemIo {
                 "TLS inbound buffer full while OpenSSL wants more",
             ));
         }
+        Ok(())
+    }
+
+    /// Appends bytes read from the socket elsewhere; empty `data` records end of stream.
+    pub(crate) fn feed(&mut self, data: &[u8]) -> io::Result<()> {
+        if data.is_empty() {
+            self.eof = true;
+            return Ok(());
+        }
+        self.make_room()?;
+        let room = self.inbound.len() - self.end;
+        if data.len() > room {
+            return Err(io::Error::other("TLS inbound buffer full"));
+        }
+        self.inbound[self.end..self.end + data.len()].copy_from_slice(data);
+        self.end += data.len();
+        Ok(())
+    }
+
+    /// Whether OpenSSL produced bytes not yet sent.
+    pub(crate) fn has_outbound(&self) -> bool {
+        !self.outbound.is_empty()
+    }
+
+    /// Takes every byte OpenSSL produced so far, in order, for the caller to send.
+    pub(crate) fn take_outbound(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.outbound)
+    }
+
+    /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
+    pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
+        self.make_room()?;
         loop {
             match sock.read(&mut self.inbound[self.end..]) {
                 Ok(0) => {
@@ -154,5 +187,38 @@ mod tests {
         io.flush_to(&mut sock).unwrap();
         io.flush_to(&mut sock).unwrap();
         assert_eq!(sock, b"hello");
+    }
+
+    #[test]
+    fn fed_bytes_are_read_and_outbound_is_taken_in_order() {
+        let mut io = MemIo::new();
+        io.feed(b"abc").unwrap();
+        io.feed(b"de").unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(io.read(&mut buf).unwrap(), 5);
+        assert_eq!(&buf[..5], b"abcde");
+        assert!(io.feed(&vec![0u8; INBOUND_LEN + 1]).is_err());
+        io.feed(b"").unwrap();
+        assert_eq!(io.read(&mut buf).unwrap(), 0);
+        io.write_all(b"one").unwrap();
+        io.write_all(b"two").unwrap();
+        assert!(io.has_outbound());
+        assert_eq!(io.take_outbound(), b"onetwo");
+        assert!(!io.has_outbound());
+    }
+
+    #[test]
+    fn release_keeps_unread_bytes_and_frees_an_empty_buffer() {
+        let mut io = MemIo::new();
+        io.feed(b"abcdef").unwrap();
+        io.release();
+        assert!(io.has_input(), "unread bytes survive a release");
+        let mut buf = [0u8; 8];
+        assert_eq!(io.read(&mut buf).unwrap(), 6);
+        io.release();
+        assert_eq!(io.inbound.capacity(), 0);
+        io.feed(b"gh").unwrap();
+        assert_eq!(io.read(&mut buf).unwrap(), 2);
+        assert_eq!(&buf[..2], b"gh");
     }
 }

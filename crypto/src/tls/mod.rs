@@ -1,5 +1,5 @@
 //! TLS streams over any `Read + Write` transport: [`TlsAcceptor`], [`TlsConnector`],
-//! [`TlsStream`]. See the crate docs for how they stay correct inside migrating fibers.
+//! [`TlsStream`], and its [`TlsReader`]/[`TlsWriter`] halves for full duplex over TCP. See the crate docs for how they stay correct inside migrating fibers.
 //!
 //! ```no_run
 //! use std::io::{Read, Write};
@@ -29,14 +29,17 @@
 
 mod acceptor;
 mod connector;
+mod engine;
 mod identity;
 mod memio;
+mod split;
 mod stream;
 mod timeouts;
 
 pub use acceptor::{TlsAcceptor, TlsAcceptorBuilder};
 pub use connector::{TlsConnector, TlsConnectorBuilder, MAX_CACHED_SESSIONS};
 pub use identity::{Identity, SELF_SIGNED_DAYS};
+pub use split::{TlsReader, TlsWriter};
 pub use stream::{TlsStream, MAX_WRITE_CHUNK};
 pub use timeouts::SocketTimeouts;
 

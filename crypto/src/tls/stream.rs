@@ -9,6 +9,7 @@ use openssl::error::ErrorStack;
 use openssl::ssl::{self, ErrorCode, NameType, Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
+use super::engine::Engine;
 use super::memio::MemIo;
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
@@ -21,7 +22,7 @@ pub const MAX_WRITE_CHUNK: usize = 16 * 1024;
 /// [`TlsStream::shutdown`] to end it cleanly: dropping it closes without close_notify, which
 /// the peer sees as a truncation.
 pub struct TlsStream<S> {
-    ssl: SslStream<MemIo>,
+    ssl: Engine,
     sock: S,
 }
 
@@ -48,7 +49,7 @@ impl<S: Read + Write> TlsStream<S> {
         S: SocketTimeouts,
     {
         let mut stream = TlsStream {
-            ssl: SslStream::new(ssl, MemIo::new())?,
+            ssl: Engine::new(SslStream::new(ssl, MemIo::new())?),
             sock,
         };
         let outcome = match timeout {
@@ -133,13 +134,7 @@ impl<S: Read + Write> TlsStream<S> {
     fn io_error(&self, failure: Failure) -> io::Error {
         match failure {
             Failure::Io(e) => e,
-            Failure::Ssl(_) if self.ssl.get_ref().eof() => io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "the TLS peer closed the connection without close_notify",
-            ),
-            Failure::Ssl(e) => e
-                .into_io_error()
-                .unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string())),
+            Failure::Ssl(e) => ssl_io_error(e, self.ssl.get_ref().eof()),
         }
     }
 
@@ -165,6 +160,11 @@ impl<S> TlsStream<S> {
     /// is set on every context of this crate).
     pub fn release_buffers(&mut self) {
         self.ssl.get_mut().release();
+    }
+
+    /// The session and the transport, for [`split`](TlsStream::split).
+    pub(super) fn into_parts(self) -> (Engine, S) {
+        (self.ssl, self.sock)
     }
 
     /// The transport, e.g. to set timeouts after the handshake.
@@ -248,6 +248,18 @@ impl<S> fmt::Debug for TlsStream<S> {
             .field("cipher", &self.cipher())
             .finish_non_exhaustive()
     }
+}
+
+/// OpenSSL's verdict on a read or write as an `io::Error`; `eof`: the transport had ended.
+pub(super) fn ssl_io_error(e: ssl::Error, eof: bool) -> io::Error {
+    if eof {
+        return io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "the TLS peer closed the connection without close_notify",
+        );
+    }
+    e.into_io_error()
+        .unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
 }
 
 /// Gives the next transport operation whatever time is left before `deadline`, or the

@@ -1,11 +1,17 @@
 //! Helpers for the example tests: start an example binary on 127.0.0.1:0 and talk HTTP/1.1 to
-//! it over one raw keep-alive connection.
+//! it over one raw keep-alive connection; stop one with SIGINT. Not every test uses every helper.
+#![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
+
+use moria_http::client::read_response;
+
+/// Largest body [`Conn::get`] reads.
+const MAX_BODY: u64 = 1 << 30;
 
 /// How long a test waits for the program to say where it listens.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -31,8 +37,17 @@ pub fn run_to_end(program: &str, args: &[&str], env: &[(&str, &str)]) -> (ExitSt
     )
 }
 
+/// How long a test waits for the program to exit after a signal.
+const EXIT_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// Starts `program` and waits for its `listening on http://ADDR` log line.
 pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
+    start_logged(program, args, env, "listening on http://")
+}
+
+/// Starts `program` and waits for a log line with `marker` followed by the address.
+pub fn start_logged(program: &str, args: &[&str], env: &[(&str, &str)], marker: &str) -> Running {
+    let marker = marker.to_owned();
     let mut child = Command::new(program)
         .args(args)
         .envs(env.iter().copied())
@@ -46,7 +61,7 @@ pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
     std::thread::spawn(move || {
         let mut log = String::new();
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(addr) = line.split("listening on http://").nth(1) {
+            if let Some(addr) = line.split(marker.as_str()).nth(1) {
                 let addr = addr.split_whitespace().next().unwrap_or_default();
                 let _ = tx.send(Ok(addr.parse::<SocketAddr>().expect("address")));
             }
@@ -59,6 +74,23 @@ pub fn start(program: &str, args: &[&str], env: &[(&str, &str)]) -> Running {
         Ok(Ok(addr)) => Running { child, addr },
         Ok(Err(log)) => panic!("{program} exited before listening:\n{log}"),
         Err(e) => panic!("{program} did not say where it listens: {e}"),
+    }
+}
+
+impl Running {
+    /// Sends SIGINT (what Ctrl-C sends) and waits for the program to exit.
+    pub fn interrupt(&mut self) -> ExitStatus {
+        let pid = self.child.id().to_string();
+        let kill = Command::new("kill").args(["-INT", &pid]).status();
+        assert!(kill.is_ok_and(|s| s.success()), "kill -INT {pid}");
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(started.elapsed() < EXIT_TIMEOUT, "no exit after SIGINT");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -76,7 +108,7 @@ pub struct Reply {
     pub status: u16,
     /// Header fields in order, names lower-cased.
     pub headers: Vec<(String, String)>,
-    /// The body (Content-Length framed).
+    /// The body (de-chunked).
     pub body: Vec<u8>,
 }
 
@@ -119,39 +151,28 @@ impl Conn {
         }
     }
 
-    /// Sends `GET target` and reads the answer.
+    /// Sends `GET target` and reads the answer with moria-http's response decoder.
     pub fn get(&mut self, target: &str) -> Reply {
         write!(
             self.reader.get_mut(),
             "GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n"
         )
         .unwrap();
-        let mut line = String::new();
-        self.reader.read_line(&mut line).unwrap();
-        let status = line
-            .strip_prefix("HTTP/1.1 ")
-            .and_then(|r| r.get(..3))
-            .and_then(|c| c.parse().ok())
-            .unwrap_or_else(|| panic!("status line {line:?}"));
-        let mut headers = Vec::new();
-        loop {
-            line.clear();
-            self.reader.read_line(&mut line).unwrap();
-            let l = line.trim_end_matches("\r\n");
-            if l.is_empty() {
-                break;
-            }
-            let (n, v) = l.split_once(':').unwrap_or_else(|| panic!("field {l:?}"));
-            headers.push((n.to_ascii_lowercase(), v.trim().to_owned()));
-        }
-        let mut reply = Reply {
-            status,
+        let r = read_response(&mut self.reader, false, MAX_BODY).expect("a response");
+        let headers = r
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.to_ascii_lowercase(),
+                    String::from_utf8_lossy(v).into_owned(),
+                )
+            })
+            .collect();
+        Reply {
+            status: r.status,
             headers,
-            body: Vec::new(),
-        };
-        let len: usize = reply.one("content-length").parse().unwrap();
-        reply.body = vec![0; len];
-        self.reader.read_exact(&mut reply.body).unwrap();
-        reply
+            body: r.body,
+        }
     }
 }

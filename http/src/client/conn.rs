@@ -133,6 +133,14 @@ impl Link {
         !self.io.buffer().is_empty() || self.io.get_ref().tcp().readable_now().unwrap_or(true)
     }
 
+    /// Whether the TLS handshake resumed an earlier session (`None`: plain TCP).
+    pub(crate) fn tls_resumed(&self) -> Option<bool> {
+        match self.io.get_ref() {
+            Transport::Plain(_) => None,
+            Transport::Tls(t) => Some(t.session_reused()),
+        }
+    }
+
     /// The transport, for writing.
     pub(crate) fn writer(&mut self) -> &mut Transport {
         self.io.get_mut()
@@ -165,6 +173,37 @@ pub(crate) fn open(
     timing: &Timing,
     tls: &TlsConnector,
 ) -> Result<Link> {
+    let name = url.to_string();
+    let stream = dial(url, proxy, connect_timeout, timing)?;
+    let transport = if url.is_https() {
+        let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
+            moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
+                url: name.clone(),
+                reason,
+            },
+            source => Error::Tls {
+                url: name.clone(),
+                source,
+            },
+        })?;
+        Transport::Tls(Box::new(tls))
+    } else {
+        Transport::Plain(stream)
+    };
+    Ok(Link {
+        io: BufReader::with_capacity(READ_BUFFER, transport),
+        armed: None,
+    })
+}
+
+/// A TCP connection to `url`'s host, or to `proxy`, through which an `https` URL gets a
+/// CONNECT tunnel to its host: bytes written go to the origin, not yet encrypted.
+pub(crate) fn dial(
+    url: &Url,
+    proxy: Option<&ProxyServer>,
+    connect_timeout: Duration,
+    timing: &Timing,
+) -> Result<TcpStream> {
     let name = url.to_string();
     let dial = proxy.map_or(url, |p| &p.url);
     let host = dial.host_bare().to_owned();
@@ -218,23 +257,5 @@ pub(crate) fn open(
     if let (Some(proxy), true) = (proxy, url.is_https()) {
         tunnel(&mut stream, url, proxy, timing)?;
     }
-    let transport = if url.is_https() {
-        let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
-            moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
-                url: name.clone(),
-                reason,
-            },
-            source => Error::Tls {
-                url: name.clone(),
-                source,
-            },
-        })?;
-        Transport::Tls(Box::new(tls))
-    } else {
-        Transport::Plain(stream)
-    };
-    Ok(Link {
-        io: BufReader::with_capacity(READ_BUFFER, transport),
-        armed: None,
-    })
+    Ok(stream)
 }

@@ -224,6 +224,7 @@ fn attempt(
         },
     };
     let url_text = url.to_string();
+    let tls_resumed = conn.link.tls_resumed();
     let coding = head
         .fields
         .iter()
@@ -257,6 +258,7 @@ fn attempt(
         url: url.clone(),
         body,
         max_body: client.config.max_body,
+        tls_resumed,
     })
 }
 

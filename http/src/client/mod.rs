@@ -15,12 +15,13 @@
 //! | `request.rs` | [`RequestBuilder`]: headers, query, body; `send` with redirects |
 //! | `exchange.rs` | one request on one connection, `100-continue`; the retry on a dead reused connection |
 //! | `send.rs` | request bodies and the writes of head and body |
-//! | `conn.rs` | DNS on the offload pool, TCP connect, TLS; per-read timeouts |
+//! | `conn.rs` | DNS on the offload pool, TCP connect (also [`Client::connect_tcp`]), TLS; per-read timeouts |
 //! | `pool.rs` | idle connections per origin, the per-host cap, fiber-parking waits |
 //! | `proxy.rs` | HTTP proxies, CONNECT tunnels, `NO_PROXY`, proxy credentials |
 //! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
 //! | `decode.rs` | gzip/deflate decoding and the decompression-bomb guard |
 //! | `response.rs` | [`Response`], [`Headers`]: `Read`, `text`, `bytes`, `json` |
+//! | `read.rs` | [`read_response`]: the same decoder on any `BufRead` (raw probes, pipelining) |
 //! | `url.rs` | [`Url`]: http/https URLs, reference resolution for redirects |
 //! | `error.rs` | [`Error`]: one variant per kind of failure, each naming the URL |
 //!
@@ -34,6 +35,7 @@ mod error;
 mod exchange;
 mod pool;
 mod proxy;
+mod read;
 mod request;
 mod response;
 mod send;
@@ -44,6 +46,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moria_crypto::TlsConnector;
+use moria_runtime::net::TcpStream;
+use moria_runtime::Deadline;
 
 pub use builder::{
     ClientBuilder, DEFAULT_CONNECT_TIMEOUT, DEFAULT_CONTINUE_TIMEOUT, DEFAULT_EXPECT_CONTINUE_MIN,
@@ -53,11 +57,13 @@ pub use builder::{
 pub use decode::{DEFAULT_BOMB_AFTER, DEFAULT_BOMB_RATIO};
 pub use error::{Error, Phase, Result, Violation};
 pub use moria_streams::chunked::TrailerField;
+pub use read::{read_response, RawResponse};
 pub use request::RequestBuilder;
 pub use response::{Headers, Response};
 pub use url::Url;
 
 use crate::limits::Limits;
+use conn::Timing;
 use decode::BombGuard;
 use pool::Pool;
 use proxy::Proxies;
@@ -132,6 +138,27 @@ impl Client {
     /// A request with any method token for `url`.
     pub fn request(&self, method: &str, url: &str) -> RequestBuilder {
         RequestBuilder::new(self.clone(), method, url)
+    }
+
+    /// A raw TCP connection to `host:port` for any protocol (a tunnel, not HTTP): through the
+    /// client's https proxy with `CONNECT` unless `NO_PROXY` covers `host`, else direct;
+    /// resolution, connect and the proxy's answer within the client's timeouts. An IPv6
+    /// `host` is written without brackets.
+    pub fn connect_tcp(&self, host: &str, port: u16) -> Result<TcpStream> {
+        let authority = if host.contains(':') {
+            format!("[{host}]:{port}")
+        } else {
+            format!("{host}:{port}")
+        };
+        let spec = format!("https://{authority}/");
+        let url = Url::parse(&spec).map_err(|reason| Error::InvalidUrl { url: spec, reason })?;
+        let config = &self.inner.config;
+        let timing = Timing {
+            deadline: config.timeout.map(Deadline::after),
+            idle: config.read_timeout,
+        };
+        let proxy = self.inner.proxies.for_url(&url);
+        conn::dial(&url, proxy, config.connect_timeout, &timing)
     }
 
     /// Connections open to `url`'s origin right now, idle ones included.

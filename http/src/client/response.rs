@@ -71,9 +71,16 @@ pub struct Response {
     pub(crate) url: Url,
     pub(crate) body: Content,
     pub(crate) max_body: u64,
+    pub(crate) tls_resumed: Option<bool>,
 }
 
 impl Response {
+    /// Whether the TLS connection that carried this response had resumed an earlier session
+    /// (a short handshake) when it was opened; `None` over plain HTTP.
+    pub fn tls_resumed(&self) -> Option<bool> {
+        self.tls_resumed
+    }
+
     /// The status code.
     pub fn status(&self) -> u16 {
         self.status

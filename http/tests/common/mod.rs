@@ -10,12 +10,12 @@ pub mod peer;
 pub mod raw;
 pub mod tls;
 
-use std::io::{ErrorKind, Read, Write};
+use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
 use moria_crypto::TlsStream;
-use moria_http::{Handler, Server, ServerBuilder};
+use moria_http::{client, Handler, Server, ServerBuilder};
 
 /// How long a test client waits for an answer before calling the server hung.
 pub const CLIENT_TIMEOUT: Duration = Duration::from_secs(20);
@@ -91,68 +91,29 @@ impl Resp {
     }
 }
 
-/// Reads one response from `s` (Content-Length, chunked, or until close); `head_only` for
-/// answers to HEAD.
+/// Largest body [`read_response`] accepts.
+pub const MAX_TEST_BODY: u64 = 1 << 30;
+
+/// Reads one response from `s` with the client's decoder (Content-Length, chunked, or until
+/// close; strict framing), leaving any following bytes in `s`; `head_only` for answers to
+/// HEAD. `None` when the connection ends or the response breaks HTTP/1.1.
 pub fn read_response(s: &mut (impl Read + ?Sized), head_only: bool) -> Option<Resp> {
-    let mut head = Vec::new();
-    let mut b = [0u8; 1];
-    while !head.ends_with(b"\r\n\r\n") {
-        match s.read(&mut b) {
-            Ok(0) | Err(_) => return None,
-            Ok(_) => head.push(b[0]),
-        }
-    }
-    let head = String::from_utf8(head).expect("ascii head");
-    let status: u16 = head.split(' ').nth(1)?.parse().ok()?;
-    let mut r = Resp {
-        status,
-        head,
-        body: Vec::new(),
-    };
-    if head_only || status == 204 || status == 304 || (100..200).contains(&status) {
-        return Some(r);
-    }
-    if let Some(n) = r.header("content-length") {
-        let n: usize = n.parse().ok()?;
-        r.body = vec![0; n];
-        s.read_exact(&mut r.body).ok()?;
-    } else if r
-        .header("transfer-encoding")
-        .is_some_and(|t| t.eq_ignore_ascii_case("chunked"))
-    {
-        r.body = read_chunked(s)?;
-    } else {
-        s.read_to_end(&mut r.body).ok()?;
-    }
-    Some(r)
+    let mut exact = BufReader::with_capacity(1, s);
+    let r = client::read_response(&mut exact, head_only, MAX_TEST_BODY).ok()?;
+    Some(Resp {
+        status: r.status,
+        head: String::from_utf8(r.head).expect("ascii head"),
+        body: r.body,
+    })
 }
 
-fn read_line(s: &mut (impl Read + ?Sized)) -> Option<String> {
-    let mut line = Vec::new();
-    let mut b = [0u8; 1];
-    while !line.ends_with(b"\r\n") {
-        if s.read(&mut b).ok()? == 0 {
-            return None;
-        }
-        line.push(b[0]);
-    }
-    line.truncate(line.len() - 2);
-    String::from_utf8(line).ok()
-}
-
-fn read_chunked(s: &mut (impl Read + ?Sized)) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let size = usize::from_str_radix(read_line(s)?.split(';').next()?.trim(), 16).ok()?;
-        if size == 0 {
-            while !read_line(s)?.is_empty() {}
-            return Some(out);
-        }
-        let start = out.len();
-        out.resize(start + size, 0);
-        s.read_exact(&mut out[start..]).ok()?;
-        read_line(s)?;
-    }
+/// `GET http://{addr}{path}` with a fresh [`client::Client`], the body still to read.
+pub fn get(addr: SocketAddr, path: &str) -> client::Response {
+    let client = client::Client::new().expect("client");
+    client
+        .get(&format!("http://{addr}{path}"))
+        .send()
+        .unwrap_or_else(|e| panic!("GET {path}: {e}"))
 }
 
 /// Sends `raw` on a new connection and reads one response.

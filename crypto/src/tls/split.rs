@@ -1,0 +1,181 @@
+//! Full duplex TLS: [`TlsStream::split`] gives a [`TlsReader`] and a [`TlsWriter`] that two
+//! fibers use at once.
+//!
+//! Both halves share the OpenSSL session behind a lock that is only held while OpenSSL runs
+//! (it never waits: its transport is memory, see `memio.rs`), never across a socket wait. Each
+//! half of the socket has its own descriptor (`TcpStream::split`) behind a fiber lock, held
+//! across that socket's waits, so one fiber at a time reads and one writes:
+//!
+//! - bytes OpenSSL produced (records, and handshake answers a read can produce: a TLS 1.3
+//!   KeyUpdate, a TLS 1.2 renegotiation) are taken out of the session and sent only while the
+//!   write lock is held, so records leave in the order they were made;
+//! - an operation that needs more input (`WANT_READ`: the reader's usual wait, or a writer in a
+//!   renegotiation) takes the read lock, and reads the socket only if nobody fed the session
+//!   since the operation ran (a counter under the session lock says so); otherwise it just
+//!   retries. So a fiber can never sleep on the socket while input that would satisfy it is
+//!   already in the session, whichever half consumed or fed it.
+
+use std::io::{self, Read, Write};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
+use moria_runtime::sync::Mutex as FiberMutex;
+use openssl::error::ErrorStack;
+use openssl::ssl::{self, ErrorCode, SslStream};
+
+use super::engine::Engine;
+use super::memio::MemIo;
+use super::stream::{ssl_io_error, TlsStream, MAX_WRITE_CHUNK};
+
+/// Socket read size of the split reader: one maximal TLS record's plaintext.
+const READ_CHUNK: usize = 16 * 1024;
+
+/// The OpenSSL session and how many times input was fed to it.
+struct Session {
+    ssl: Engine,
+    fed: u64,
+}
+
+/// What both halves share.
+struct Shared {
+    session: Mutex<Session>,
+    reader: FiberMutex<(TcpReader, Box<[u8]>)>,
+    writer: FiberMutex<TcpWriter>,
+}
+
+/// The reading half of a split [`TlsStream`]; `Read`.
+pub struct TlsReader {
+    shared: Arc<Shared>,
+}
+
+/// The writing half of a split [`TlsStream`]; `Write`, and [`shutdown`](TlsWriter::shutdown)
+/// to end the writing direction.
+pub struct TlsWriter {
+    shared: Arc<Shared>,
+}
+
+impl TlsStream<TcpStream> {
+    /// Splits into a reader and a writer that two fibers can use at the same time. Timeouts
+    /// set on the socket before the split still apply to each half.
+    pub fn split(self) -> io::Result<(TlsReader, TlsWriter)> {
+        let (ssl, sock) = self.into_parts();
+        let (reader, writer) = sock.split()?;
+        let shared = Arc::new(Shared {
+            session: Mutex::new(Session { ssl, fed: 0 }),
+            reader: FiberMutex::new((reader, vec![0u8; READ_CHUNK].into_boxed_slice())),
+            writer: FiberMutex::new(writer),
+        });
+        Ok((
+            TlsReader {
+                shared: shared.clone(),
+            },
+            TlsWriter { shared },
+        ))
+    }
+}
+
+impl Shared {
+    fn session(&self) -> MutexGuard<'_, Session> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Repeats `op` until it succeeds or fails for good, moving bytes between the session and
+    /// the socket between tries.
+    fn drive<T>(
+        &self,
+        mut op: impl FnMut(&mut SslStream<MemIo>) -> Result<T, ssl::Error>,
+    ) -> io::Result<T> {
+        loop {
+            let (result, fed) = {
+                let mut session = self.session();
+                // Leftovers from unrelated code on this thread would confuse SSL_get_error.
+                drop(ErrorStack::get());
+                (op(&mut session.ssl), session.fed)
+            };
+            self.send_pending()?;
+            match result {
+                Ok(value) => return Ok(value),
+                Err(e) if e.code() == ErrorCode::WANT_READ => self.feed_unless_fed_since(fed)?,
+                Err(e) if e.code() == ErrorCode::WANT_WRITE => {}
+                Err(e) => {
+                    let eof = self.session().ssl.get_ref().eof();
+                    return Err(ssl_io_error(e, eof));
+                }
+            }
+        }
+    }
+
+    /// Sends what OpenSSL produced, if anything, taking it only under the write lock.
+    fn send_pending(&self) -> io::Result<()> {
+        if !self.session().ssl.get_ref().has_outbound() {
+            return Ok(());
+        }
+        let mut writer = self.writer.lock();
+        let bytes = self.session().ssl.get_mut().take_outbound();
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        writer.write_all(&bytes)?;
+        writer.flush()
+    }
+
+    /// Reads the socket once into the session, unless input was fed since the count `fed`.
+    fn feed_unless_fed_since(&self, fed: u64) -> io::Result<()> {
+        let mut reader = self.reader.lock();
+        if self.session().fed != fed {
+            return Ok(());
+        }
+        let (sock, buf) = &mut *reader;
+        let n = loop {
+            match sock.read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                other => break other?,
+            }
+        };
+        let mut session = self.session();
+        session.ssl.get_mut().feed(&buf[..n])?;
+        session.fed += 1;
+        Ok(())
+    }
+}
+
+impl Read for TlsReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.shared.drive(|s| match s.ssl_read(buf) {
+            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
+            other => other,
+        })
+    }
+}
+
+impl TlsWriter {
+    /// Sends close_notify, then shuts the socket's writing direction: the peer reads end of
+    /// stream while the reader half keeps receiving (a TLS 1.3 half-close).
+    pub fn shutdown(&mut self) -> io::Result<()> {
+        self.shared.drive(|s| s.shutdown().map(drop))?;
+        self.shared.writer.lock().shutdown_write()
+    }
+}
+
+impl Write for TlsWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let chunk = &buf[..buf.len().min(MAX_WRITE_CHUNK)];
+        self.shared.drive(|s| s.ssl_write(chunk))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.shared.send_pending()
+    }
+}
+
+impl std::fmt::Debug for TlsReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsReader").finish_non_exhaustive()
+    }
+}
+
+impl std::fmt::Debug for TlsWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsWriter").finish_non_exhaustive()
+    }
+}
