@@ -36,6 +36,8 @@ fn lists_every_scenario() {
         "static-https-c500",
         "static-https-siege",
         "bigfile-http",
+        "idle-http",
+        "idle-https",
     ] {
         assert!(out.lines().any(|l| l.starts_with(name)), "{name} in {out}");
     }
@@ -48,5 +50,10 @@ fn bad_flags_are_clear_errors() {
     let (ok, _, err) = run(&["--seconds", "60"]);
     assert!(!ok && err.contains("--seconds must be 1..=15"), "{err}");
     let (ok, _, err) = run(&["--runs", "0"]);
-    assert!(!ok && err.contains("--runs at least 1"), "{err}");
+    assert!(
+        !ok && err.contains("--runs and --idle-conns at least 1"),
+        "{err}"
+    );
+    let (ok, _, err) = run(&["--idle-conns", "0"]);
+    assert!(!ok && err.contains("--idle-conns at least 1"), "{err}");
 }

@@ -41,6 +41,12 @@ pub enum Load {
         /// Repetitions per user.
         reps: u32,
     },
+    /// No load generator: `conns` keep-alive connections, one GET each, then left idle while
+    /// the server's memory is read (see `idle`).
+    Idle {
+        /// Connections held open.
+        conns: u32,
+    },
 }
 
 impl Load {
@@ -50,6 +56,7 @@ impl Load {
             Load::Wrk { conns, depth: 1 } => format!("wrk c{conns}"),
             Load::Wrk { conns, depth } => format!("wrk c{conns} ×{depth}"),
             Load::Siege { conns, reps } => format!("siege -b c{conns} r{reps}"),
+            Load::Idle { conns } => format!("{conns} idle conns"),
         }
     }
 }
@@ -114,6 +121,7 @@ impl Generator<'_> {
                     .arg(url);
                 (c, false)
             }
+            Load::Idle { .. } => return Err("idle connections are not a wrk or siege run".into()),
         };
         let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
         let text = String::from_utf8_lossy(&out.stdout);
@@ -263,5 +271,6 @@ Transfer/sec:     12.00MB
             .label(),
             "wrk c256 ×16"
         );
+        assert_eq!(Load::Idle { conns: 2000 }.label(), "2000 idle conns");
     }
 }

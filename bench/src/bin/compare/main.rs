@@ -1,30 +1,40 @@
 //! compare: Moria against its peers on this machine, in one run — TFB's seven test types vs a
 //! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp, a static file
-//! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege.
+//! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege, and the memory each idle
+//! keep-alive connection holds, Moria's file server beside nginx.
 //!
 //! `bench/compare.sh [--quick] [--scenario NAME]…` builds the servers in release and runs this.
 //! Servers and load generator are pinned to different CPUs (when there are two or more), get
 //! the same number of workers, are warmed up, and take turns run by run; each figure is the
-//! median of `--runs`. Prints one markdown table of Moria's ratio to each peer and writes the
-//! raw results as JSON under `target/bench/`.
+//! median of `--runs`. Prints one markdown table of Moria's ratio to each peer (and one of
+//! memory per idle connection) and writes the raw results as JSON under `target/bench/`.
+//! `compare --syscalls` (`bench/syscalls.sh`) counts syscalls per request instead.
 //!
 //! | module | what lives there |
 //! |---|---|
-//! | `tools` | wrk, siege, nginx, curl, PostgreSQL: found or installed (root) or the command printed |
+//! | `tools` | wrk, siege, nginx, curl, strace, PostgreSQL: found or installed (root) or the command printed |
 //! | `setup` | files, certificate, nginx and siege configuration, the throwaway PostgreSQL |
 //! | `server` | starting, pinning, probing and stopping each server |
 //! | `scenario` | the scenario list |
 //! | `load` | wrk and siege runs and their output |
-//! | `procstat` | CPU seconds and peak RSS of a server's process tree |
-//! | `report` | medians, the ratio table |
+//! | `wire` | the command's own HTTP/1.1 client (plain and TLS), for exact counts and idle connections |
+//! | `idle` | RSS per idle keep-alive connection |
+//! | `syscalls` | `strace -c -f` counts per request and per connection |
+//! | `procstat` | CPU seconds, RSS, maps and descriptors of a server's process tree |
+//! | `machine` | the machine's description, load average, the open-file limit |
+//! | `report` | medians, the ratio table, the memory table |
 
+mod idle;
 mod load;
+mod machine;
 mod procstat;
 mod report;
 mod scenario;
 mod server;
 mod setup;
+mod syscalls;
 mod tools;
+mod wire;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -39,14 +49,13 @@ use server::{Env, Kind, Running};
 
 /// The longest a single measured run may last.
 const MAX_SECONDS: u64 = 15;
-/// The binaries `bench/compare.sh` builds.
-const BINARIES: &[&str] = &[
-    "techempower",
-    "fileserver",
-    "hello",
-    "peer_minihttp",
-    "peer_hyper_tfb",
-];
+/// Connections held open by the memory rows (`--idle-conns`), and with `--quick`.
+const IDLE_CONNS: u32 = 10_000;
+/// See [`IDLE_CONNS`].
+const QUICK_IDLE_CONNS: u32 = 2_000;
+/// Connections a file server accepts at once, at least (nginx's `worker_connections`); raised
+/// above `--idle-conns` when that is larger.
+const MIN_FILE_SERVER_CONNS: usize = 16_384;
 
 /// Command-line flags.
 #[derive(Parser, Debug)]
@@ -67,6 +76,13 @@ struct Args {
     /// Seconds per wrk run (at most 15). Default 5, 1 with --quick.
     #[arg(long)]
     seconds: Option<u64>,
+    /// Idle keep-alive connections held by the memory rows. Default 10000, 2000 with --quick.
+    #[arg(long, value_name = "N")]
+    idle_conns: Option<u32>,
+    /// Count syscalls per request with strace (Moria's file server and nginx, one worker each)
+    /// instead of running the scenarios.
+    #[arg(long)]
+    syscalls: bool,
     /// Directory of the release binaries (default: this program's directory).
     #[arg(long)]
     bin: Option<PathBuf>,
@@ -125,9 +141,7 @@ fn run_scenario(
     secs: u64,
     warm: u64,
 ) -> ScenarioResult {
-    let kinds: Vec<Kind> = std::iter::once(s.moria)
-        .chain(s.peers.iter().copied())
-        .collect();
+    let kinds = s.kinds();
     let mut servers: Vec<(ServerResult, Option<Running>)> = kinds
         .iter()
         .map(|&kind| {
@@ -202,76 +216,113 @@ fn run_scenario(
     }
 }
 
-fn first_line(path: &str, key: &str) -> String {
-    std::fs::read_to_string(path)
-        .ok()
-        .and_then(|t| {
-            t.lines()
-                .find(|l| l.starts_with(key))
-                .map(|l| l.split_once(':').map_or(l, |(_, v)| v).trim().to_owned())
-        })
-        .unwrap_or_default()
+/// The directory of the release binaries: `--bin`, or this program's own.
+fn bin_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
+    match arg {
+        Some(b) => Ok(b),
+        None => std::env::current_exe()
+            .map_err(|e| e.to_string())?
+            .parent()
+            .map(Path::to_path_buf)
+            .ok_or_else(|| "no directory for the binaries".into()),
+    }
 }
 
-fn loadavg() -> String {
-    std::fs::read_to_string("/proc/loadavg")
-        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default()
-}
-
-/// One line naming the machine and the tools.
-fn machine() -> String {
-    format!(
-        "{}, {} CPUs, Linux {}, {}, {}, {}, PostgreSQL from {}",
-        first_line("/proc/cpuinfo", "model name"),
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
-        std::fs::read_to_string("/proc/sys/kernel/osrelease")
-            .unwrap_or_default()
-            .trim(),
-        tools::version("nginx", "-v"),
-        tools::version("wrk", "-v"),
-        tools::version("siege", "--version"),
-        std::fs::read_dir("/usr/lib/postgresql")
-            .ok()
-            .and_then(|d| d
-                .flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .max())
-            .map_or("PATH".into(), |v| format!("Debian's postgresql {v}")),
-    )
-}
-
-/// Raises the open-file limit to the hard limit (500 connections on each side need more than
-/// the usual 1024); servers and load generators inherit it.
-fn raise_nofile() {
-    let mut lim = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit/setrlimit read and write the struct passed by pointer.
-    unsafe {
-        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) == 0 && lim.rlim_cur < lim.rlim_max {
-            lim.rlim_cur = lim.rlim_max;
-            libc::setrlimit(libc::RLIMIT_NOFILE, &lim);
+/// `Err` naming the first binary of `kinds` missing from `bin`.
+fn check_binaries(bin: &Path, kinds: &[Kind]) -> Result<(), String> {
+    for b in kinds.iter().filter_map(|k| k.binary()) {
+        if !bin.join(b).is_file() {
+            return Err(format!(
+                "{} missing: run bench/compare.sh, which builds it",
+                bin.join(b).display()
+            ));
         }
+    }
+    Ok(())
+}
+
+/// Writes `json` as `out/NAME-<time>.json` and says where.
+fn write_json(out: &Path, name: &str, json: &serde_json::Value) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let stamp = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = out.join(format!("{name}-{stamp}.json"));
+    let text = serde_json::to_vec_pretty(json).map_err(|e| e.to_string())?;
+    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
+    eprintln!("raw results: {}", path.display());
+    Ok(())
+}
+
+/// `compare --syscalls`: strace counts for the file server and nginx, one worker each.
+fn run_syscalls(args: Args, cpus: &Cpus) -> Result<(), String> {
+    tools::ensure(tools::FOR_SYSCALLS, false)?;
+    machine::raise_nofile();
+    let bin = bin_dir(args.bin)?;
+    check_binaries(&bin, &[Kind::MoriaFiles])?;
+    let load_avg_start = machine::loadavg();
+    let setup = setup::prepare(&bin, false)?;
+    let env = setup.env(&bin, &cpus.server, 1, MIN_FILE_SERVER_CONNS);
+    machine::pin_self(&cpus.load);
+    eprintln!(
+        "compare --syscalls: servers on CPUs [{}] with 1 worker, client and strace on [{}]",
+        cpus.server, cpus.load
+    );
+    let (counted, failed): (Vec<_>, Vec<_>) = syscalls::run(&env, setup.dir.path())
+        .into_iter()
+        .partition(Result::is_ok);
+    let counted: Vec<_> = counted.into_iter().flatten().collect();
+    let machine = machine::describe();
+    println!("\nmachine: {machine}");
+    println!(
+        "servers on CPUs [{}] with 1 worker each, client and strace on [{}]; load average {load_avg_start} at start, {} at end; {}\n",
+        cpus.server, cpus.load, machine::loadavg(), tools::version("strace", "-V")
+    );
+    println!("{}", syscalls::table(&counted));
+    let failed: Vec<String> = failed.into_iter().filter_map(Result::err).collect();
+    write_json(
+        &args.out,
+        "syscalls",
+        &serde_json::json!({ "machine": machine, "counts": counted, "failures": failed }),
+    )?;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
     }
 }
 
 fn run(args: Args) -> Result<(), String> {
-    let (runs, secs, warm, reps) = if args.quick {
-        (args.runs.unwrap_or(1), args.seconds.unwrap_or(1), 0, 4)
+    let (runs, secs, warm, reps, idle_conns) = if args.quick {
+        (
+            args.runs.unwrap_or(1),
+            args.seconds.unwrap_or(1),
+            0,
+            4,
+            args.idle_conns.unwrap_or(QUICK_IDLE_CONNS),
+        )
     } else {
-        (args.runs.unwrap_or(3), args.seconds.unwrap_or(5), 2, 20)
+        (
+            args.runs.unwrap_or(3),
+            args.seconds.unwrap_or(5),
+            2,
+            20,
+            args.idle_conns.unwrap_or(IDLE_CONNS),
+        )
     };
-    if secs == 0 || secs > MAX_SECONDS || runs == 0 {
+    if secs == 0 || secs > MAX_SECONDS || runs == 0 || idle_conns == 0 {
         return Err(format!(
-            "--seconds must be 1..={MAX_SECONDS} and --runs at least 1"
+            "--seconds must be 1..={MAX_SECONDS}, --runs and --idle-conns at least 1"
         ));
     }
     let cpus = split_cpus();
-    let chosen = scenario::select(scenario::all(cpus.load_count, reps), &args.scenarios);
+    if args.syscalls {
+        return run_syscalls(args, &cpus);
+    }
+    let all = scenario::all(cpus.load_count, reps, idle_conns);
+    let chosen = scenario::select(all.clone(), &args.scenarios);
     if args.list || chosen.is_empty() {
-        for s in scenario::all(cpus.load_count, reps) {
+        for s in all {
             println!("{:<22} {:<16} {}", s.name, s.load.label(), s.what);
         }
         return if args.list {
@@ -280,34 +331,33 @@ fn run(args: Args) -> Result<(), String> {
             Err("no scenario matches --scenario".into())
         };
     }
-    tools::ensure()?;
-    raise_nofile();
-    let bin = match args.bin {
-        Some(b) => b,
-        None => std::env::current_exe()
-            .map_err(|e| e.to_string())?
-            .parent()
-            .map(Path::to_path_buf)
-            .ok_or("no directory for the binaries")?,
-    };
-    for b in BINARIES {
-        if !bin.join(b).is_file() {
-            return Err(format!(
-                "{} missing: run bench/compare.sh, which builds it",
-                bin.join(b).display()
-            ));
-        }
+    let kinds: Vec<Kind> = chosen.iter().flat_map(Scenario::kinds).collect();
+    let db = kinds.iter().any(|k| k.needs_db());
+    tools::ensure(tools::NEEDED, db)?;
+    let nofile = machine::raise_nofile();
+    let has_idle = chosen.iter().any(|s| matches!(s.load, Load::Idle { .. }));
+    if has_idle {
+        machine::check_nofile(
+            "compare (the idle rows' client)",
+            nofile,
+            u64::from(idle_conns) + idle::SPARE_FDS,
+        )?;
     }
+    let bin = bin_dir(args.bin)?;
+    check_binaries(&bin, &kinds)?;
     let start = Instant::now();
-    let load_avg_start = loadavg();
-    let setup = setup::prepare(&bin)?;
+    let load_avg_start = machine::loadavg();
+    let setup = setup::prepare(&bin, db)?;
     if let (Some(pid), false) = (setup.pg_pid(), cpus.server.is_empty()) {
         // PostgreSQL shares the servers' CPUs; backends forked later inherit the mask.
         let _ = Command::new("taskset")
             .args(["-a", "-cp", &cpus.server, &pid.to_string()])
             .output();
     }
-    let env = setup.env(&bin, &cpus.server, cpus.workers);
+    let max_conns = MIN_FILE_SERVER_CONNS.max(idle_conns as usize + 1024);
+    let env = setup.env(&bin, &cpus.server, cpus.workers, max_conns);
+    // The idle rows' client runs in this process: on the load CPUs, like wrk.
+    machine::pin_self(&cpus.load);
     let lua = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/pipeline.lua");
     let gen = Generator {
         cpus: &cpus.load,
@@ -320,36 +370,41 @@ fn run(args: Args) -> Result<(), String> {
         chosen.len(), cpus.server, cpus.workers, cpus.load
     );
     let mut results = Vec::new();
+    let mut memory = Vec::new();
     for s in &chosen {
         eprintln!("{} ({}, {})", s.name, s.load.label(), s.what);
-        results.push(run_scenario(s, &env, &gen, runs, secs, warm));
+        if matches!(s.load, Load::Idle { .. }) {
+            memory.push(idle::run(s, &env, runs));
+        } else {
+            results.push(run_scenario(s, &env, &gen, runs, secs, warm));
+        }
     }
-    let table = report::table(&results);
-    let machine = machine();
-    let load_avg_end = loadavg();
+    let machine = machine::describe();
+    let load_avg_end = machine::loadavg();
     println!("\nmachine: {machine}");
     println!(
         "servers on CPUs [{}] ({} worker(s) each, PostgreSQL pinned with them), load generator on [{}]; \
          median of {runs} run(s) of {secs} s; load average {load_avg_start} at start, {load_avg_end} at end; {:.0} s in all\n",
         cpus.server, cpus.workers, cpus.load, start.elapsed().as_secs_f64()
     );
-    println!("{table}");
-    std::fs::create_dir_all(&args.out).map_err(|e| format!("{}: {e}", args.out.display()))?;
-    let stamp = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    let path = args.out.join(format!("compare-{stamp}.json"));
+    if !results.is_empty() {
+        println!("{}", report::table(&results));
+    }
+    if !memory.is_empty() {
+        println!(
+            "Memory per idle keep-alive connection (VmRSS after − before, ÷ connections; nginx: master + worker)\n\n{}",
+            report::memory_table(&memory)
+        );
+    }
     let json = serde_json::json!({
         "machine": machine,
         "cpus": { "server": cpus.server, "load": cpus.load, "workers": cpus.workers },
-        "runs": runs, "seconds": secs, "quick": args.quick,
+        "runs": runs, "seconds": secs, "quick": args.quick, "idle_conns": idle_conns,
         "load_average": { "start": load_avg_start, "end": load_avg_end },
         "results": results,
+        "memory": memory,
     });
-    let text = serde_json::to_vec_pretty(&json).map_err(|e| e.to_string())?;
-    std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
-    eprintln!("raw results: {}", path.display());
-    Ok(())
+    write_json(&args.out, "compare", &json)
 }
 
 fn main() {

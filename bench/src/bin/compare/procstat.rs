@@ -1,10 +1,11 @@
-//! A server's cost from /proc: CPU time (user + system) and peak resident memory of its
-//! process and every descendant (nginx workers, for instance).
+//! A server's cost from /proc: CPU time (user + system), resident memory (peak and now),
+//! memory maps and open files of its process and every descendant (nginx workers, for
+//! instance).
 
 use std::fs;
 
 /// `pid` and all its descendants.
-fn tree(pid: u32) -> Vec<u32> {
+pub fn tree(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     for e in fs::read_dir("/proc").into_iter().flatten().flatten() {
         let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
@@ -57,16 +58,45 @@ pub fn cpu_seconds(pid: u32) -> f64 {
     ticks as f64 / clock_ticks()
 }
 
-/// Peak resident memory (VmHWM) of `pid` and its descendants, summed, in KiB.
-pub fn peak_rss_kib(pid: u32) -> u64 {
+/// The `key:` line of /proc/PID/status (`VmRSS`, `VmHWM`) of `pid` and its descendants,
+/// summed, in KiB.
+fn status_kib(pid: u32, key: &str) -> u64 {
     tree(pid)
         .into_iter()
         .filter_map(|p| fs::read_to_string(format!("/proc/{p}/status")).ok())
         .filter_map(|s| {
             s.lines()
-                .find_map(|l| l.strip_prefix("VmHWM:"))
+                .find_map(|l| l.strip_prefix(key)?.strip_prefix(':'))
                 .and_then(|v| v.split_whitespace().next()?.parse::<u64>().ok())
         })
+        .sum()
+}
+
+/// Peak resident memory (VmHWM) of `pid` and its descendants, summed, in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmHWM")
+}
+
+/// Resident memory now (VmRSS) of `pid` and its descendants, summed, in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    status_kib(pid, "VmRSS")
+}
+
+/// Memory maps of `pid` and its descendants (a fiber stack is two: the stack and its guard).
+pub fn maps(pid: u32) -> u64 {
+    tree(pid)
+        .into_iter()
+        .filter_map(|p| fs::read_to_string(format!("/proc/{p}/maps")).ok())
+        .map(|s| s.lines().count() as u64)
+        .sum()
+}
+
+/// Open file descriptors of `pid` and its descendants (sockets included).
+pub fn fds(pid: u32) -> u64 {
+    tree(pid)
+        .into_iter()
+        .filter_map(|p| fs::read_dir(format!("/proc/{p}/fd")).ok())
+        .map(|d| d.count() as u64)
         .sum()
 }
 
@@ -83,6 +113,15 @@ mod tests {
             }
         }
         std::hint::black_box(x);
-        assert!(super::peak_rss_kib(me) > 0);
+        assert!(super::peak_rss_kib(me) >= super::rss_kib(me));
+        assert!(super::rss_kib(me) > 0);
+        assert!(super::maps(me) > 0);
+        // Other tests in this process open files too: look for a step they cannot hide.
+        let before = super::fds(me);
+        let files: Vec<_> = (0..50)
+            .map(|_| std::fs::File::open("/proc/self/status").unwrap())
+            .collect();
+        assert!(super::fds(me) >= before + 40);
+        drop(files);
     }
 }

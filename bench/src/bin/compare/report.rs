@@ -1,8 +1,9 @@
-//! Results: medians per server, the markdown table of Moria's ratio to each peer, and the
-//! raw JSON.
+//! Results: medians per server, the markdown table of Moria's ratio to each peer, the table
+//! of memory per idle connection, and the raw JSON.
 
 use serde::Serialize;
 
+use crate::idle::{IdleResult, MemoryResult};
 use crate::load::Measured;
 use crate::scenario::Scenario;
 use crate::server::Kind;
@@ -161,9 +162,71 @@ pub fn table(results: &[ScenarioResult]) -> String {
     out
 }
 
+/// Medians of one server's idle runs: bytes per connection, KiB before and after.
+fn idle_medians(r: &IdleResult) -> Option<(f64, f64, f64)> {
+    let of = |f: fn(&crate::idle::IdleRun) -> f64| median(r.runs.iter().map(f).collect());
+    Some((
+        of(|x| x.bytes_per_conn)?,
+        of(|x| x.kib_before as f64)?,
+        of(|x| x.kib_after as f64)?,
+    ))
+}
+
+/// The memory table: bytes of resident memory per idle keep-alive connection, Moria beside
+/// each peer (ratio above 1: Moria holds more).
+pub fn memory_table(results: &[MemoryResult]) -> String {
+    let mut out = String::from(
+        "| scenario | connections | peer | Moria B/conn | peer B/conn | ratio M/P | \
+         Moria RSS MiB before → after | peer RSS MiB before → after | runs M / P |\n\
+         |---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+    );
+    let mib = |k: f64| k / 1024.0;
+    for r in results {
+        let Some((moria, peers)) = r.servers.split_first() else {
+            continue;
+        };
+        for peer in peers {
+            let head = format!(
+                "| {} | {} | {} ",
+                r.scenario.name,
+                r.conns,
+                peer.kind.name()
+            );
+            match (idle_medians(moria), idle_medians(peer)) {
+                (Some(m), Some(p)) => out.push_str(&format!(
+                    "{head}| {:.0} | {:.0} | **{:.2}** | {:.1} → {:.1} | {:.1} → {:.1} | {} / {} |\n",
+                    m.0,
+                    p.0,
+                    m.0 / p.0,
+                    mib(m.1),
+                    mib(m.2),
+                    mib(p.1),
+                    mib(p.2),
+                    moria.runs.len(),
+                    peer.runs.len(),
+                )),
+                _ => {
+                    let why = |x: &IdleResult| {
+                        x.failures
+                            .first()
+                            .map_or(String::new(), |e| format!("{}: {e}. ", x.kind.name()))
+                    };
+                    out.push_str(&format!(
+                        "{head}| no result: {}{}| | | | | |\n",
+                        why(moria),
+                        why(peer)
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::idle::IdleRun;
     use crate::load::Load;
 
     fn server(kind: Kind, rps: &[f64], non_2xx: u64) -> ServerResult {
@@ -229,5 +292,47 @@ mod tests {
             "{t}"
         );
         assert!(!t.contains("**"), "{t}");
+    }
+
+    fn idle(kind: Kind, per_conn: &[f64]) -> IdleResult {
+        IdleResult {
+            kind,
+            runs: per_conn
+                .iter()
+                .map(|&b| IdleRun {
+                    kib_before: 1024,
+                    kib_after: 2048,
+                    maps: (10, 10),
+                    fds: (5, 105),
+                    open_s: 1.0,
+                    bytes_per_conn: b,
+                })
+                .collect(),
+            failures: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn memory_ratio_of_medians() {
+        let mut s = scenario();
+        s.load = Load::Idle { conns: 100 };
+        let r = MemoryResult {
+            scenario: s,
+            conns: 100,
+            servers: vec![
+                idle(Kind::MoriaFiles, &[3000.0, 1000.0, 2000.0]),
+                idle(Kind::Nginx, &[500.0, 400.0, 600.0]),
+            ],
+        };
+        let t = memory_table(std::slice::from_ref(&r));
+        assert!(
+            t.contains("| x | 100 | nginx | 2000 | 500 | **4.00** | 1.0 → 2.0 |"),
+            "{t}"
+        );
+        let mut failed = r;
+        failed.servers[1].runs.clear();
+        failed.servers[1].failures.push("too few files".into());
+        let t = memory_table(&[failed]);
+        assert!(t.contains("no result: nginx: too few files."), "{t}");
     }
 }

@@ -1,6 +1,6 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
-//! applies), hello against may_minihttp, the static file against nginx over HTTP and HTTPS, and
-//! a 1 GiB file.
+//! applies), hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
+//! 1 GiB file, and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
 
 use serde::Serialize;
 
@@ -44,6 +44,13 @@ impl Scenario {
             _ => secs,
         }
     }
+
+    /// Moria's server, then the peers.
+    pub fn kinds(&self) -> Vec<Kind> {
+        std::iter::once(self.moria)
+            .chain(self.peers.iter().copied())
+            .collect()
+    }
 }
 
 /// Connections for TFB's keep-alive tests: 64 per load CPU (TFB's own runs go to 512 on
@@ -54,8 +61,9 @@ pub fn tfb_conns(load_cpus: usize) -> u32 {
 
 /// Every scenario; `load_cpus` scales TFB's connection counts, `siege_reps` sizes siege runs
 /// over HTTP (over HTTPS a fifth of it: every request is a full TLS handshake, and 500 × 20
-/// handshakes on one server CPU outlast the 15-second bound).
-pub fn all(load_cpus: usize, siege_reps: u32) -> Vec<Scenario> {
+/// handshakes on one server CPU outlast the 15-second bound), `idle_conns` is how many
+/// connections the memory rows hold open.
+pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> {
     let c = tfb_conns(load_cpus);
     let tfb = |name: &str, what, path: &str, peers: Vec<Kind>, load| Scenario {
         name: format!("tfb-{name}"),
@@ -203,13 +211,40 @@ pub fn all(load_cpus: usize, siege_reps: u32) -> Vec<Scenario> {
         load: Load::Wrk { conns: 2, depth: 1 },
         body_bytes: Some(BIG_SIZE),
     });
+    for https in [false, true] {
+        out.push(Scenario {
+            name: format!("idle-{}", if https { "https" } else { "http" }),
+            what: "RSS per idle keep-alive connection, after one GET each",
+            moria: Kind::MoriaFiles,
+            peers: vec![Kind::Nginx],
+            path: format!("/{SMALL_FILE}"),
+            https,
+            load: Load::Idle { conns: idle_conns },
+            body_bytes: Some(SMALL_SIZE),
+        });
+    }
     out
 }
 
-/// The scenarios whose name contains any of `filters` (all when there is none).
+/// The scenarios matched by any of `filters` (all when there is none): a filter that is a
+/// scenario's whole name selects that one only (`idle-http`, not `idle-https`), any other
+/// selects every name containing it.
 pub fn select(all: Vec<Scenario>, filters: &[String]) -> Vec<Scenario> {
+    let exact = |f: &String| all.iter().any(|s| &s.name == f);
+    let matches = |s: &Scenario, f: &String| {
+        if exact(f) {
+            &s.name == f
+        } else {
+            s.name.contains(f.as_str())
+        }
+    };
+    let keep: Vec<bool> = all
+        .iter()
+        .map(|s| filters.is_empty() || filters.iter().any(|f| matches(s, f)))
+        .collect();
     all.into_iter()
-        .filter(|s| filters.is_empty() || filters.iter().any(|f| s.name.contains(f.as_str())))
+        .zip(keep)
+        .filter_map(|(s, k)| k.then_some(s))
         .collect()
 }
 
@@ -219,13 +254,18 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_filters_select() {
-        let all = all(1, 10);
+        let all = all(1, 10, 100);
         let mut names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
         names.sort();
         names.dedup();
         assert_eq!(names.len(), all.len());
         assert_eq!(select(all.clone(), &["tfb".into()]).len(), 7);
         assert_eq!(select(all.clone(), &["static-https".into()]).len(), 3);
+        assert_eq!(select(all.clone(), &["idle".into()]).len(), 2);
+        let http = select(all.clone(), &["idle-http".into()]);
+        assert_eq!(http.len(), 1);
+        assert!(!http[0].https);
+        assert_eq!(select(all.clone(), &["static-http".into()]).len(), 6);
         assert_eq!(select(all.clone(), &[]).len(), all.len());
         assert!(select(all, &["nothing".into()]).is_empty());
     }

@@ -42,6 +42,23 @@ impl Kind {
             Kind::Nginx => "nginx",
         }
     }
+
+    /// The release binary it needs from this workspace (nginx comes from the system).
+    pub fn binary(self) -> Option<&'static str> {
+        match self {
+            Kind::MoriaTfb => Some("techempower"),
+            Kind::HyperTfb => Some("peer_hyper_tfb"),
+            Kind::Minihttp => Some("peer_minihttp"),
+            Kind::MoriaHello => Some("hello"),
+            Kind::MoriaFiles => Some("fileserver"),
+            Kind::Nginx => None,
+        }
+    }
+
+    /// Whether it needs the PostgreSQL database.
+    pub fn needs_db(self) -> bool {
+        matches!(self, Kind::MoriaTfb | Kind::HyperTfb)
+    }
 }
 
 /// What every server start needs.
@@ -52,7 +69,10 @@ pub struct Env {
     pub cpus: String,
     /// Workers for every server.
     pub workers: usize,
-    /// PostgreSQL URL of the TFB database.
+    /// Connections each file server accepts at once (nginx's `worker_connections`, the
+    /// fileserver's `--max-connections`).
+    pub max_connections: usize,
+    /// PostgreSQL URL of the TFB database (empty when no scenario needs it).
     pub pg_url: String,
     /// Root of the static files.
     pub www: PathBuf,
@@ -129,6 +149,8 @@ impl Running {
                 env.key.display().to_string(),
                 "--workers".into(),
                 workers,
+                "--max-connections".into(),
+                env.max_connections.to_string(),
             ],
             Kind::Nginx => {
                 let conf = crate::setup::nginx_conf(env, http, https.unwrap_or(http))?;

@@ -26,8 +26,8 @@ pub const BIG_SIZE: u64 = 1 << 30;
 pub struct Setup {
     /// The temporary directory.
     pub dir: tempfile::TempDir,
-    /// The throwaway PostgreSQL.
-    pub pg: TestServer,
+    /// The throwaway PostgreSQL, when a scenario needs it.
+    pub pg: Option<TestServer>,
     /// The siege configuration.
     pub siegerc: PathBuf,
 }
@@ -40,8 +40,8 @@ fn write(path: &Path, data: &[u8]) -> Result<(), String> {
     fs::write(path, data).map_err(|e| io(path, e))
 }
 
-/// Makes the directory, the files, the certificate and the database.
-pub fn prepare(bin: &Path) -> Result<Setup, String> {
+/// Makes the directory, the files, the certificate and (with `db`) the database.
+pub fn prepare(bin: &Path, db: bool) -> Result<Setup, String> {
     let dir = tempfile::Builder::new()
         .prefix("moria-compare.")
         .tempdir()
@@ -78,6 +78,13 @@ pub fn prepare(bin: &Path) -> Result<Setup, String> {
           logging = false\nparser = false\nlimit = 1000\nprotocol = HTTP/1.1\n\
           connection = close\n",
     )?;
+    if !db {
+        return Ok(Setup {
+            dir,
+            pg: None,
+            siegerc,
+        });
+    }
     let pg = TestServer::start()?;
     let init = Command::new(bin.join("techempower"))
         .args(["--db", &pg.url(), "--init"])
@@ -89,18 +96,24 @@ pub fn prepare(bin: &Path) -> Result<Setup, String> {
             String::from_utf8_lossy(&init.stderr)
         ));
     }
-    Ok(Setup { dir, pg, siegerc })
+    Ok(Setup {
+        dir,
+        pg: Some(pg),
+        siegerc,
+    })
 }
 
 impl Setup {
-    /// The server environment for `workers` workers pinned to `cpus`.
-    pub fn env(&self, bin: &Path, cpus: &str, workers: usize) -> Env {
+    /// The server environment for `workers` workers pinned to `cpus`, file servers accepting
+    /// `max_connections` at once.
+    pub fn env(&self, bin: &Path, cpus: &str, workers: usize, max_connections: usize) -> Env {
         let root = self.dir.path();
         Env {
             bin: bin.to_owned(),
             cpus: cpus.to_owned(),
             workers,
-            pg_url: self.pg.url(),
+            max_connections,
+            pg_url: self.pg.as_ref().map_or_else(String::new, TestServer::url),
             www: root.join("www"),
             cert: root.join("cert.pem"),
             key: root.join("key.pem"),
@@ -110,7 +123,7 @@ impl Setup {
 
     /// The postmaster's process id (to pin PostgreSQL with the servers).
     pub fn pg_pid(&self) -> Option<u32> {
-        let f = self.pg.socket_dir().join("data/postmaster.pid");
+        let f = self.pg.as_ref()?.socket_dir().join("data/postmaster.pid");
         fs::read_to_string(f)
             .ok()?
             .lines()
@@ -121,14 +134,19 @@ impl Setup {
     }
 }
 
+/// File descriptors an nginx worker gets beyond one per connection (listeners, logs, files
+/// being sent).
+const NGINX_SPARE_FDS: usize = 1024;
+
 /// Writes nginx's configuration, set up like the file server: `workers` processes, sendfile,
-/// no access log, unlimited keep-alive requests, TLS 1.3 with the shared certificate.
+/// no access log, unlimited keep-alive requests, TLS 1.3 with the shared certificate, and
+/// `max_connections` connections per worker (with file descriptors to spare for them).
 pub fn nginx_conf(env: &Env, http: SocketAddr, https: SocketAddr) -> Result<PathBuf, String> {
     let d = &env.nginx_dir;
     let conf = format!(
         "worker_processes {workers};\ndaemon off;\npid {d}/nginx.pid;\n\
-         error_log {d}/error.log warn;\nworker_rlimit_nofile 65536;\n\
-         events {{ worker_connections 16384; multi_accept on; }}\n\
+         error_log {d}/error.log warn;\nworker_rlimit_nofile {nofile};\n\
+         events {{ worker_connections {conns}; multi_accept on; }}\n\
          http {{\n  access_log off;\n  sendfile on;\n  tcp_nopush on;\n\
          keepalive_timeout 60s;\n  keepalive_requests 100000000;\n\
          ssl_protocols TLSv1.3;\n  ssl_certificate {cert};\n  ssl_certificate_key {key};\n\
@@ -137,6 +155,8 @@ pub fn nginx_conf(env: &Env, http: SocketAddr, https: SocketAddr) -> Result<Path
          server {{\n    listen {http} backlog=4096;\n    listen {https} ssl backlog=4096;\n\
          root {www};\n  }}\n}}\n",
         workers = env.workers,
+        conns = env.max_connections,
+        nofile = env.max_connections + NGINX_SPARE_FDS,
         d = d.display(),
         cert = env.cert.display(),
         key = env.key.display(),

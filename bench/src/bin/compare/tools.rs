@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::Command;
 
-/// (program, Debian package).
+/// (program, Debian package) for the scenarios.
 pub const NEEDED: &[(&str, &str)] = &[
     ("wrk", "wrk"),
     ("siege", "siege"),
@@ -12,6 +12,13 @@ pub const NEEDED: &[(&str, &str)] = &[
     ("curl", "curl"),
     ("taskset", "util-linux"),
     ("timeout", "coreutils"),
+];
+
+/// (program, Debian package) for the syscall counts.
+pub const FOR_SYSCALLS: &[(&str, &str)] = &[
+    ("strace", "strace"),
+    ("nginx", "nginx-light"),
+    ("taskset", "util-linux"),
 ];
 
 /// The PostgreSQL server binaries (found by `moria_orm::pg::TestServer`).
@@ -39,14 +46,15 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
-/// Makes sure every program is there; `Err` names what is missing and how to install it.
-pub fn ensure() -> Result<(), String> {
-    let mut missing: Vec<&str> = NEEDED
+/// Makes sure every program of `needed` (and PostgreSQL with `postgres`) is there; `Err` names
+/// what is missing and how to install it.
+pub fn ensure(needed: &[(&str, &str)], postgres: bool) -> Result<(), String> {
+    let mut missing: Vec<&str> = needed
         .iter()
         .filter(|(p, _)| !on_path(p))
         .map(|(_, pkg)| *pkg)
         .collect();
-    if !postgres_present() {
+    if postgres && !postgres_present() {
         missing.push(POSTGRES);
     }
     if missing.is_empty() {

@@ -14,6 +14,9 @@ pub(crate) const POOL_MAX: usize = 64;
 /// wait.
 #[derive(Default)]
 pub(crate) struct ConnPool {
+    // Boxed on purpose: connections hold their state as `Box<Conn>`, so taking and giving back
+    // moves a pointer, never the state itself.
+    #[allow(clippy::vec_box)]
     free: Mutex<Vec<Box<Conn>>>,
 }
 
