@@ -1,5 +1,6 @@
 //! A server's counters: plain relaxed atomics bumped where things happen, read as one snapshot.
 
+use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 /// A snapshot of a server's counters since it started.
@@ -22,6 +23,25 @@ pub struct ServerStats {
     pub parked: u64,
     /// Connection working states (buffers, parsed head, response) pooled for reuse now.
     pub pooled_states: u64,
+}
+
+impl fmt::Display for ServerStats {
+    /// One `name value` line per counter, aligned like moria-runtime's `Stats` table.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let rows: [(&str, u64); 7] = [
+            ("accepted", self.accepted),
+            ("refused", self.refused),
+            ("handler panics", self.handler_panics),
+            ("body panics", self.body_panics),
+            ("reclaimed", self.reclaimed),
+            ("parked", self.parked),
+            ("pooled states", self.pooled_states),
+        ];
+        for (name, value) in rows {
+            writeln!(f, "{name:<20} {value:>12}")?;
+        }
+        Ok(())
+    }
 }
 
 /// The live counters behind [`ServerStats`].
