@@ -14,9 +14,9 @@ use super::send::{length_of, send, RequestBody, SendError};
 use super::url::Url;
 use super::wire::Wire;
 use super::Inner;
-use crate::h1::client::encode::encode_request;
-use crate::h1::client::parse::{parse_response, BodyFraming, ResponseHead};
-use crate::h1::scan::HeadScan;
+use crate::h1::decode::response::{parse_response, BodyFraming, ResponseHead};
+use crate::h1::decode::scan::HeadScan;
+use crate::h1::encode::request::encode_request;
 
 /// One request as it goes out.
 pub(crate) struct Outgoing<'a> {

@@ -9,10 +9,10 @@ use moria_runtime::net::TcpStream;
 use super::conn::Timing;
 use super::error::{Error, Result, Violation};
 use super::url::Url;
-use crate::h1::client::encode::encode_request;
-use crate::h1::client::parse::parse_response;
-use crate::h1::encode::Length;
-use crate::h1::scan::HeadScan;
+use crate::h1::decode::response::parse_response;
+use crate::h1::decode::scan::HeadScan;
+use crate::h1::encode::request::encode_request;
+use crate::h1::encode::response::Length;
 use crate::limits::Limits;
 use crate::percent::decode_path_into;
 

@@ -9,8 +9,8 @@ use moria_streams::{ChunkedReader, Limited};
 
 use super::error::Violation;
 use super::response::Headers;
-use crate::h1::client::parse::{parse_response, BodyFraming};
-use crate::h1::scan::HeadScan;
+use crate::h1::decode::response::{parse_response, BodyFraming};
+use crate::h1::decode::scan::HeadScan;
 use crate::limits::Limits;
 use crate::method::Version;
 

@@ -16,7 +16,7 @@ use super::response::Response;
 use super::send::RequestBody;
 use super::url::Url;
 use super::Client;
-use crate::h1::client::encode::{valid_name, valid_value};
+use crate::h1::encode::request::{valid_name, valid_value};
 
 /// Most bytes of a redirect's own body read so its connection can be reused.
 const REDIRECT_DRAIN: u64 = 64 * 1024;

@@ -1,11 +1,7 @@
-//! HTTP/1 internals, split by responsibility: head scan and parse, failures, response head
-//! encoding, the cached date, body decoding, the connection loop, and the client role.
+//! HTTP/1 internals, laid out by role as hyper's `proto/h1` is: `decode/` (head scanning,
+//! request and response head parsing), `encode/` (response and request heads), and
+//! `role/server/` (the connection loop, responding, the cached date, the request input).
 
-pub(crate) mod client;
-pub(crate) mod conn;
-pub(crate) mod date;
+pub(crate) mod decode;
 pub(crate) mod encode;
-pub(crate) mod failure;
-pub(crate) mod input;
-pub(crate) mod parse;
-pub(crate) mod scan;
+pub(crate) mod role;

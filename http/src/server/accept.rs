@@ -17,7 +17,7 @@ use moria_runtime::ShutdownToken;
 
 use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
-use crate::h1::conn::{self, Carry, ConnCtx, Ending};
+use crate::h1::role::server::{self as conn, Carry, ConnCtx, Ending};
 use crate::server::Counters;
 use crate::tls;
 use crate::tls_info::TlsInfo;

@@ -12,13 +12,11 @@ use std::time::{Duration, Instant};
 
 use moria_runtime::{panic_message, ShutdownToken};
 
-use super::date::{now_secs, DateCache};
-use super::failure::Failure;
-use super::input::Input;
-use super::parse::{parse_head, Framing, Head};
-use super::scan::{HeadBounds, HeadScan};
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
+use crate::h1::decode::failure::Failure;
+use crate::h1::decode::request::{parse_head, Framing, Head};
+use crate::h1::decode::scan::{HeadBounds, HeadScan};
 use crate::handler::Handler;
 use crate::limits::Limits;
 use crate::method::{Method, Version};
@@ -29,7 +27,11 @@ use crate::server::Counters;
 use crate::tls_info::TlsInfo;
 use crate::tracker::ConnState;
 use crate::transport::Transport;
+use date::{now_secs, DateCache};
+use input::Input;
 
+pub(crate) mod date;
+pub(crate) mod input;
 mod pool;
 mod respond;
 

@@ -1,6 +1,6 @@
 //! Request head encoding: request line, Host, caller fields, framing.
 
-use super::super::encode::Length;
+use super::response::Length;
 use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
 
 /// Whether `name` is a field name (a token, RFC 9110 §5.1).

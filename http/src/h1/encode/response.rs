@@ -1,6 +1,6 @@
 //! Response head encoding into the connection's write buffer.
 
-use super::date::DATE_LEN;
+use crate::h1::role::server::date::DATE_LEN;
 use crate::response::{has, Response};
 use crate::status;
 

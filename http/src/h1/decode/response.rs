@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use super::super::failure::Failure;
-use super::super::parse::{line_end, list, parse_content_length, parse_field, TeState};
+use super::failure::Failure;
+use super::request::{line_end, list, parse_content_length, parse_field, TeState};
 use crate::method::Version;
 
 /// How a response deviates from HTTP/1.1 framing or syntax; the response is refused, never

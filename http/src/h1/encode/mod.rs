@@ -1,0 +1,4 @@
+//! Head encoding: response heads (server) and request heads (client).
+
+pub(crate) mod request;
+pub(crate) mod response;
