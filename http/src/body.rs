@@ -6,9 +6,7 @@ use std::io::{self, BufRead, Read};
 
 use moria_streams::{ChunkedReader, Limited};
 
-use crate::h1::decode::failure::Failure;
-use crate::h1::decode::request::Framing;
-use crate::h1::role::server::input::Input;
+use crate::h1::{Failure, Framing, Input};
 
 /// The interim response sent when a handler first reads a body the client is holding back.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";

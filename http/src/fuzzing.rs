@@ -6,14 +6,12 @@
 //! the strict parse (`h1/decode/request.rs`), and the path decoding. Nothing here is a second
 //! implementation.
 
-use crate::h1::decode::request::{parse_head, Head};
-use crate::h1::decode::scan::HeadScan;
+use crate::h1::{parse_head, Head, HeadScan};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
 
-pub use crate::h1::decode::failure::Failure;
-pub use crate::h1::decode::request::Framing;
+pub use crate::h1::{Failure, Framing};
 
 /// An accepted request head, copied out of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]

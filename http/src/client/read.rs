@@ -9,8 +9,7 @@ use moria_streams::{ChunkedReader, Limited};
 
 use super::error::Violation;
 use super::response::Headers;
-use crate::h1::decode::response::{parse_response, BodyFraming};
-use crate::h1::decode::scan::HeadScan;
+use crate::h1::{read_response_head, BodyFraming, HeadError};
 use crate::limits::Limits;
 use crate::method::Version;
 
@@ -56,29 +55,13 @@ pub fn read_response<R: BufRead + ?Sized>(
 ) -> io::Result<RawResponse> {
     let limits = Limits::default();
     let mut buf = Vec::new();
-    let mut scan = HeadScan::default();
-    let bounds = loop {
-        let available = reader.fill_buf()?;
-        if available.is_empty() {
-            return Err(eof(Violation::TruncatedHead));
-        }
-        let old = buf.len();
-        let n = available.len();
-        buf.extend_from_slice(available);
-        match scan
-            .scan(&buf, &limits)
-            .map_err(|f| invalid(Violation::from_failure(f)))?
-        {
-            Some(bounds) => {
-                reader.consume(bounds.end - old);
-                buf.truncate(bounds.end);
-                break bounds;
-            }
-            None => reader.consume(n),
-        }
-    };
-    let head =
-        parse_response(&buf, bounds.start, limits.max_headers, head_request).map_err(invalid)?;
+    let head = read_response_head(reader, &mut buf, &limits, head_request, |_| Ok(())).map_err(
+        |e| match e {
+            HeadError::Io(e) => e,
+            HeadError::Closed => eof(Violation::TruncatedHead),
+            HeadError::Violation(v) => invalid(v),
+        },
+    )?;
     let mut body = Vec::new();
     let mut trailers = Vec::new();
     match head.framing {
@@ -105,7 +88,6 @@ pub fn read_response<R: BufRead + ?Sized>(
         }
         BodyFraming::UntilClose => read_capped(reader, &mut body, max_body)?,
     }
-    buf.drain(..bounds.start);
     Ok(RawResponse {
         head: buf,
         version: head.version,

@@ -10,7 +10,7 @@ use moria_streams::{ChunkedReader, Limited};
 use super::conn::Timing;
 use super::error::{Error, Violation};
 use super::pool::Pooled;
-use crate::h1::decode::response::BodyFraming;
+use crate::h1::BodyFraming;
 
 /// Where the body stands.
 enum State {

@@ -1,3 +1,8 @@
+//! The server role: the connection loop over the shared codec. Beside it: `respond.rs` (a
+//! response out: head, body, access log), `pool.rs` (working states kept between connections),
+//! `input.rs` (the read side as a `BufRead` for request bodies), `date.rs` (the cached `Date`)
+//! and `status.rs` (the one status each decoding failure gets).
+//!
 //! The connection loop: read a batch, answer every complete request in it in order (pipelining),
 //! write all answers with one write, repeat until no bytes are left, then hand the connection
 //! back to be parked. The working state ([`Conn`]: buffers, parsed head, response) is taken
@@ -14,9 +19,7 @@ use moria_runtime::{panic_message, ShutdownToken};
 
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
-use crate::h1::decode::failure::Failure;
-use crate::h1::decode::request::{parse_head, Framing, Head};
-use crate::h1::decode::scan::{HeadBounds, HeadScan};
+use crate::h1::decode::{parse_head, Failure, Framing, Head, HeadBounds, HeadScan};
 use crate::handler::Handler;
 use crate::limits::Limits;
 use crate::method::{Method, Version};
@@ -27,14 +30,15 @@ use crate::server::Counters;
 use crate::tls_info::TlsInfo;
 use crate::tracker::ConnState;
 use crate::transport::Transport;
-use date::{now_secs, DateCache};
-use input::Input;
 
-pub(crate) mod date;
-pub(crate) mod input;
+mod date;
+mod input;
 mod pool;
 mod respond;
+mod status;
 
+use date::{now_secs, DateCache};
+pub(crate) use input::Input;
 pub(crate) use pool::ConnPool;
 
 /// Initial read buffer (grows up to the head limit when a head needs it; nginx starts at 1 KiB).
