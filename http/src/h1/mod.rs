@@ -4,8 +4,8 @@
 //!   field-line grammar (over `moria_streams::http_grammar`'s tables); `framing.rs` the body
 //!   framing of RFC 9112 §6.3 (the fields gathered, rules 3 to 6, [`BodyFraming`]);
 //!   `request.rs` and `response.rs` the start lines and the rules only one side has;
-//!   `failure.rs` every way a head can break a rule. Body bytes are then decoded by
-//!   moria-streams' `Limited` and `ChunkedReader` as the framing says.
+//!   `failure.rs` every way a head can break a rule; `body.rs` the body decoder both roles read
+//!   through (over moria-streams' `Limited` and `ChunkedReader`).
 //! - `encode/`: heads out, for both roles: `response.rs` (server), `request.rs` (client), and
 //!   the [`Length`] both declare their framing with.
 //! - `role/server/`: the connection loop, responding, the working-state pool, the cached date,
@@ -22,7 +22,7 @@ mod role;
 
 #[cfg(feature = "fuzzing")]
 pub(crate) use decode::{parse_head, HeadScan};
-pub(crate) use decode::{BodyFraming, Head, ResponseHead};
+pub(crate) use decode::{BodyDecoder, BodyFault, BodyFraming, Head, ResponseHead};
 pub use decode::{Failure, Framing, Violation};
 pub(crate) use encode::{encode_request, is_framing_field, Length};
 pub(crate) use role::client::{read_response_head, HeadError};
