@@ -4,7 +4,7 @@
 //!   field-line grammar (over `moria_streams::http_grammar`'s tables); `framing.rs` the body
 //!   framing of RFC 9112 §6.3 (the fields gathered, rules 3 to 6, [`BodyFraming`]);
 //!   `request.rs` and `response.rs` the start lines and the rules only one side has;
-//!   `failure.rs` every way a head can break a rule; `body.rs` the body decoder both roles read
+//!   `failure.rs` every way a message can break a rule; `body.rs` the body decoder both roles read
 //!   through (over moria-streams' `Limited` and `ChunkedReader`).
 //! - `encode/`: heads out, for both roles: `response.rs` (server), `request.rs` (client), and
 //!   the [`Length`] both declare their framing with.
