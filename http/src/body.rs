@@ -4,23 +4,12 @@
 
 use std::io::{self, BufRead, Read};
 
-use moria_streams::{ChunkedReader, Limited};
-
-use crate::h1::failure::Failure;
-use crate::h1::input::Input;
-use crate::h1::parse::Framing;
+use crate::h1::{BodyDecoder, BodyFault, Failure, Framing, Input};
 
 /// The interim response sent when a handler first reads a body the client is holding back.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
 /// Scratch size for draining an unread body.
 const DRAIN_CHUNK: usize = 4096;
-
-/// The body decoder over the connection's input.
-enum Decoder<'a> {
-    Empty(Input<'a>),
-    Length(Limited<Input<'a>>),
-    Chunked(ChunkedReader<Input<'a>>),
-}
 
 /// Where `Expect: 100-continue` stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +32,7 @@ pub(crate) enum BodyOutcome {
 
 /// A request body: `Read` (and `BufRead`) over exactly the bytes of this request's body.
 pub struct RequestBody<'a> {
-    decoder: Decoder<'a>,
+    decoder: BodyDecoder<Input<'a>>,
     expect: Continue,
     max: u64,
     received: u64,
@@ -52,11 +41,7 @@ pub struct RequestBody<'a> {
 
 impl<'a> RequestBody<'a> {
     pub(crate) fn new(input: Input<'a>, framing: Framing, expect_continue: bool, max: u64) -> Self {
-        let decoder = match framing {
-            Framing::Empty => Decoder::Empty(input),
-            Framing::Length(n) => Decoder::Length(Limited::exact(input, n)),
-            Framing::Chunked => Decoder::Chunked(ChunkedReader::new(input)),
-        };
+        let decoder = BodyDecoder::new(input, framing.into());
         let expect = if expect_continue && !matches!(framing, Framing::Empty) {
             Continue::Pending
         } else {
@@ -74,15 +59,15 @@ impl<'a> RequestBody<'a> {
     /// The declared length, when the body has a Content-Length.
     pub fn content_length(&self) -> Option<u64> {
         match &self.decoder {
-            Decoder::Empty(_) => Some(0),
-            Decoder::Length(l) => Some(l.remaining() + self.received),
-            Decoder::Chunked(_) => None,
+            BodyDecoder::Empty(_) => Some(0),
+            BodyDecoder::Length(l) => Some(l.remaining() + self.received),
+            BodyDecoder::Chunked(_) | BodyDecoder::UntilClose(_) => None,
         }
     }
 
     /// Whether the body is chunk-encoded on the wire.
     pub fn is_chunked(&self) -> bool {
-        matches!(self.decoder, Decoder::Chunked(_))
+        matches!(self.decoder, BodyDecoder::Chunked(_))
     }
 
     /// Bytes of body read so far.
@@ -90,27 +75,11 @@ impl<'a> RequestBody<'a> {
         self.received
     }
 
-    fn input(&mut self) -> &mut Input<'a> {
-        match &mut self.decoder {
-            Decoder::Empty(i) => i,
-            Decoder::Length(l) => l.get_mut(),
-            Decoder::Chunked(c) => c.get_mut(),
-        }
-    }
-
-    fn is_complete(&self) -> bool {
-        match &self.decoder {
-            Decoder::Empty(_) => true,
-            Decoder::Length(l) => l.remaining() == 0,
-            Decoder::Chunked(c) => c.is_done(),
-        }
-    }
-
     /// Sends `100 Continue` the first time the body is wanted, unless bytes already arrived.
     fn send_continue(&mut self) -> io::Result<()> {
         if self.expect == Continue::Pending {
             self.expect = Continue::Sent;
-            let input = self.input();
+            let input = self.decoder.get_mut();
             if input.is_drained() {
                 let io = input.transport();
                 io.write_all(CONTINUE)?;
@@ -140,26 +109,21 @@ impl<'a> RequestBody<'a> {
     /// Ends the body: drains up to `max_drain` unread bytes and hands back the input.
     pub(crate) fn finish(mut self, max_drain: u64) -> (Input<'a>, BodyOutcome) {
         let outcome = self.drain(max_drain);
-        let input = match self.decoder {
-            Decoder::Empty(i) => i,
-            Decoder::Length(l) => l.into_inner(),
-            Decoder::Chunked(c) => c.into_inner(),
-        };
-        (input, outcome)
+        (self.decoder.into_inner(), outcome)
     }
 
     fn drain(&mut self, max_drain: u64) -> BodyOutcome {
         if let Some(f) = self.failure {
             return BodyOutcome::Failed(f);
         }
-        if self.is_complete() {
+        if self.decoder.is_complete() {
             return BodyOutcome::Complete;
         }
         // The client is still waiting for 100 Continue: it may never send the body.
         if self.expect == Continue::Pending {
             return BodyOutcome::MustClose;
         }
-        if let Decoder::Length(l) = &self.decoder {
+        if let BodyDecoder::Length(l) = &self.decoder {
             if l.remaining() > max_drain {
                 return BodyOutcome::MustClose;
             }
@@ -167,12 +131,7 @@ impl<'a> RequestBody<'a> {
         let mut scratch = [0u8; DRAIN_CHUNK];
         let mut drained = 0u64;
         loop {
-            let r = match &mut self.decoder {
-                Decoder::Empty(_) => Ok(0),
-                Decoder::Length(l) => l.read(&mut scratch),
-                Decoder::Chunked(c) => c.read(&mut scratch),
-            };
-            match r {
+            match self.decoder.read(&mut scratch) {
                 Ok(0) => return BodyOutcome::Complete,
                 Ok(n) => {
                     drained += n as u64;
@@ -192,14 +151,13 @@ fn classify(e: &io::Error) -> Failure {
     if let Some(inner) = e.get_ref().and_then(|i| i.downcast_ref::<Failure>()) {
         return *inner;
     }
-    match moria_streams::Error::from_io(e) {
-        Some(
-            moria_streams::Error::ShortRead { .. } | moria_streams::Error::ChunkedTruncated(_),
-        ) => Failure::TruncatedBody,
-        Some(_) => Failure::BadChunk,
-        None if e.kind() == io::ErrorKind::TimedOut => Failure::BodyTimeout,
-        None if e.kind() == io::ErrorKind::WouldBlock => Failure::BodyTimeout,
-        None => Failure::TruncatedBody,
+    match BodyFault::of(e) {
+        BodyFault::Truncated => Failure::TruncatedBody,
+        BodyFault::BadChunk(_) => Failure::BadChunk,
+        BodyFault::Transport => match e.kind() {
+            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Failure::BodyTimeout,
+            _ => Failure::TruncatedBody,
+        },
     }
 }
 
@@ -220,11 +178,7 @@ impl Read for RequestBody<'_> {
             return Ok(0);
         }
         self.send_continue()?;
-        let r = match &mut self.decoder {
-            Decoder::Empty(_) => Ok(0),
-            Decoder::Length(l) => l.read(buf),
-            Decoder::Chunked(c) => c.read(buf),
-        };
+        let r = self.decoder.read(buf);
         self.check(r)
     }
 }
@@ -235,12 +189,7 @@ impl BufRead for RequestBody<'_> {
             return Err(failure_error(f));
         }
         self.send_continue()?;
-        let r = match &mut self.decoder {
-            Decoder::Empty(_) => Ok(&[][..]),
-            Decoder::Length(l) => l.fill_buf(),
-            Decoder::Chunked(c) => c.fill_buf(),
-        };
-        match r {
+        match self.decoder.fill_buf() {
             Ok(b) => {
                 if self.received + b.len() as u64 > self.max {
                     self.failure = Some(Failure::BodyTooLarge);
@@ -257,10 +206,6 @@ impl BufRead for RequestBody<'_> {
 
     fn consume(&mut self, amt: usize) {
         self.received += amt as u64;
-        match &mut self.decoder {
-            Decoder::Empty(_) => {}
-            Decoder::Length(l) => l.consume(amt),
-            Decoder::Chunked(c) => c.consume(amt),
-        }
+        self.decoder.consume(amt);
     }
 }

@@ -2,17 +2,16 @@
 //! `fuzz_h1` (feature `fuzzing`, hidden from the docs, no stability promise).
 //!
 //! [`parse_request`] runs the code the connection loop runs on a request head, in the same
-//! order: the incremental scan (`h1::scan`) over a buffer that grows as reads arrive, the strict
-//! parse (`h1::parse`), and the path decoding. Nothing here is a second implementation.
+//! order: the incremental scan (`h1/decode/scan.rs`) over a buffer that grows as reads arrive,
+//! the strict parse (`h1/decode/request.rs`), and the path decoding. Nothing here is a second
+//! implementation.
 
-use crate::h1::parse::{parse_head, Head};
-use crate::h1::scan::HeadScan;
+use crate::h1::{parse_head, Head, HeadScan};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
 
-pub use crate::h1::failure::Failure;
-pub use crate::h1::parse::Framing;
+pub use crate::h1::{Failure, Framing};
 
 /// An accepted request head, copied out of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]

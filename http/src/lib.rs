@@ -15,8 +15,10 @@
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
-//! - `h1` (private): head scanner, strict RFC 9112 parser, failure → status, response head
-//!   encoding, the shared `Date` cache, the connection loop.
+//! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
+//!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
+//!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
+//!   loop, failure → status, the shared `Date` cache), `role/client/` (response head reading).
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);

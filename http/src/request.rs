@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 
 use crate::body::RequestBody;
-use crate::h1::parse::Head;
+use crate::h1::Head;
 use crate::method::{Method, Version};
 use crate::percent;
 use crate::tls_info::TlsInfo;

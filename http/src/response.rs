@@ -5,9 +5,10 @@ use std::fmt;
 use std::io::{self, Read, Write};
 
 use bytes::Bytes;
-use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
+use moria_streams::http_grammar::{is_field_value, is_token};
 use moria_streams::File;
 
+use crate::h1::is_framing_field;
 use crate::stream::Ranges;
 
 /// A streamed body: called with the connection's writer after the head is sent.
@@ -86,10 +87,6 @@ impl From<Bytes> for Body {
         Body(Kind::Bytes(b))
     }
 }
-
-/// Header names the server sets from the body and connection state; a handler setting one is
-/// a bug reported as a 500.
-const FRAMING_HEADERS: [&str; 3] = ["content-length", "transfer-encoding", "upgrade"];
 
 /// Flags for headers whose presence changes what the server adds.
 pub(crate) mod has {
@@ -196,15 +193,17 @@ impl Response {
     /// server to close after this response.
     pub fn header(&mut self, name: &str, value: impl AsRef<[u8]>) -> &mut Self {
         let value = value.as_ref();
-        if name.is_empty() || !name.bytes().all(is_tchar) {
+        if !is_token(name.as_bytes()) {
             self.invalid = Some("header name is not a token");
             return self;
         }
-        if !value.iter().all(|&c| is_field_value_byte(c)) {
+        if !is_field_value(value) {
             self.invalid = Some("header value with a control character");
             return self;
         }
-        if FRAMING_HEADERS.iter().any(|h| name.eq_ignore_ascii_case(h)) {
+        // The server writes framing from the body and connection state (and never upgrades):
+        // a handler setting one of these is a bug reported as a 500.
+        if is_framing_field(name) || name.eq_ignore_ascii_case("upgrade") {
             self.invalid = Some("framing header set by a handler");
             return self;
         }

@@ -1,6 +1,6 @@
-//! The RFC 9110 field grammar, once for the workspace: the chunked decoder here and moria-http's
-//! request-head parser and response checks all use these tables (lookups, so a parser can skip
-//! a run of bytes with one table).
+//! The RFC 9110 field grammar, once for the workspace: the chunked decoder and encoder here and
+//! moria-http's head parsers and the checks on every field it sends use these tables (lookups,
+//! so a parser can skip a run of bytes with one table).
 
 /// A byte table holding ASCII letters and digits plus `extra`, for building grammar tables.
 pub const fn alnum_plus(extra: &[u8]) -> [bool; 256] {
@@ -44,6 +44,16 @@ pub fn is_field_value_byte(b: u8) -> bool {
     FIELD_VALUE[usize::from(b)]
 }
 
+/// Whether `s` is a token (RFC 9110 §5.6.2): what a method or a field name must be.
+pub fn is_token(s: &[u8]) -> bool {
+    !s.is_empty() && s.iter().all(|&b| is_tchar(b))
+}
+
+/// Whether `s` may be sent as a field value: no CR, LF or other control byte (RFC 9110 §5.5).
+pub fn is_field_value(s: &[u8]) -> bool {
+    s.iter().all(|&b| is_field_value_byte(b))
+}
+
 /// Whether `b` is optional whitespace (`OWS`/`BWS`): SP or HTAB.
 #[inline]
 pub fn is_ows(b: u8) -> bool {
@@ -74,6 +84,15 @@ mod tests {
             let value = vchar || b >= 0x80 || b == b' ' || b == b'\t';
             assert_eq!(is_field_value_byte(b), value, "field-value {b:#04x}");
         }
+    }
+
+    #[test]
+    fn names_and_values_are_checked() {
+        assert!(is_token(b"X-Ok"));
+        assert!(!is_token(b"Bad Name"));
+        assert!(!is_token(b""));
+        assert!(is_field_value(b"a b\tc"));
+        assert!(!is_field_value(b"a\r\nInjected: 1"));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::io;
 
-pub use crate::h1::client::parse::Violation;
+pub use crate::h1::Violation;
 
 /// Which wait ran out of time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

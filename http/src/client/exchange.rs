@@ -2,7 +2,7 @@
 //! server says `100 Continue`), interim responses skipped, the final head in; and the single
 //! retry on a fresh connection when a reused one turns out to be dead.
 
-use std::io::{self, BufRead};
+use std::io;
 
 use super::conn::{self, Link, Timing};
 use super::decode::{format_of, Content};
@@ -14,9 +14,7 @@ use super::send::{length_of, send, RequestBody, SendError};
 use super::url::Url;
 use super::wire::Wire;
 use super::Inner;
-use crate::h1::client::encode::encode_request;
-use crate::h1::client::parse::{parse_response, BodyFraming, ResponseHead};
-use crate::h1::scan::HeadScan;
+use crate::h1::{encode_request, read_response_head, BodyFraming, HeadError, ResponseHead};
 
 /// One request as it goes out.
 pub(crate) struct Outgoing<'a> {
@@ -322,47 +320,23 @@ fn read_head(
         },
         stale: false,
     };
-    buf.clear();
-    let mut scan = HeadScan::default();
-    let bounds = loop {
-        link.arm(timing)
-            .map_err(|e| socket_failure(url, timing, e, buf.is_empty()))?;
-        let available = link
-            .fill_buf()
-            .map_err(|e| socket_failure(url, timing, e, buf.is_empty()))?;
-        if available.is_empty() {
-            if buf.is_empty() {
-                return Err(Failed {
-                    error: Error::Io {
-                        url: url.to_string(),
-                        source: io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "connection closed before any response byte",
-                        ),
-                    },
-                    stale: true,
-                });
-            }
-            return Err(protocol(Violation::TruncatedHead));
-        }
-        let old = buf.len();
-        let n = available.len();
-        buf.extend_from_slice(available);
-        match scan.scan(buf, &client.config.head_limits) {
-            Ok(Some(bounds)) => {
-                link.consume(bounds.end - old);
-                buf.truncate(bounds.end);
-                break bounds;
-            }
-            Ok(None) => link.consume(n),
-            Err(f) => return Err(protocol(Violation::from_failure(f))),
-        }
-    };
-    parse_response(
-        buf,
-        bounds.start,
-        client.config.head_limits.max_headers,
-        req.method == "HEAD",
+    let head_request = req.method == "HEAD";
+    let limits = &client.config.head_limits;
+    read_response_head(link, buf, limits, head_request, |link| link.arm(timing)).map_err(
+        |e| match e {
+            HeadError::Io(e) => socket_failure(url, timing, e, buf.is_empty()),
+            HeadError::Closed if buf.is_empty() => Failed {
+                error: Error::Io {
+                    url: url.to_string(),
+                    source: io::Error::new(
+                        io::ErrorKind::UnexpectedEof,
+                        "connection closed before any response byte",
+                    ),
+                },
+                stale: true,
+            },
+            HeadError::Closed => protocol(Violation::TruncatedHead),
+            HeadError::Violation(v) => protocol(v),
+        },
     )
-    .map_err(protocol)
 }

@@ -2,22 +2,21 @@
 //! `http` URLs (absolute-form requests), `CONNECT` tunnels for `https` URLs, and Basic proxy
 //! credentials.
 
-use std::io::{Read, Write};
+use std::io::{BufReader, Write};
 
 use moria_runtime::net::TcpStream;
 
 use super::conn::Timing;
 use super::error::{Error, Result, Violation};
 use super::url::Url;
-use crate::h1::client::encode::encode_request;
-use crate::h1::client::parse::parse_response;
-use crate::h1::encode::Length;
-use crate::h1::scan::HeadScan;
+use crate::h1::{encode_request, read_response_head, HeadError, Length};
 use crate::limits::Limits;
 use crate::percent::decode_path_into;
 
 /// Largest CONNECT answer read from a proxy.
 const MAX_CONNECT_HEAD: usize = 16 * 1024;
+/// Most bytes asked of the proxy in one read while its answer arrives.
+const CONNECT_READ: usize = 1024;
 
 /// One proxy server: where it is, and the `Proxy-Authorization` value its credentials make.
 #[derive(Debug, Clone)]
@@ -166,38 +165,30 @@ pub(crate) fn tunnel(
         url: name.clone(),
         violation,
     };
+    // Bytes after the answer's head, read with it, would be lost to the tunnel: refused below.
+    let mut reader = BufReader::with_capacity(CONNECT_READ, &mut *stream);
     let mut buf = Vec::new();
-    let mut scan = HeadScan::default();
-    let mut chunk = [0u8; 1024];
-    let bounds = loop {
-        let n = stream.read(&mut chunk).map_err(|e| match e.kind() {
-            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Error::Timeout {
-                url: name.clone(),
-                phase: timing.expired_phase(),
-            },
-            _ => io_error(e),
-        })?;
-        if n == 0 {
-            return Err(protocol(Violation::TruncatedHead));
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(bounds) = scan
-            .scan(&buf, &limits)
-            .map_err(|f| protocol(Violation::from_failure(f)))?
-        {
-            break bounds;
-        }
-    };
     // Rule 2 of RFC 9112 §6.3: a 2xx answer to CONNECT has no body; the tunnel starts there.
-    let answer = parse_response(&buf[..bounds.end], bounds.start, limits.max_headers, true)
-        .map_err(protocol)?;
+    let answer = read_response_head(&mut reader, &mut buf, &limits, true, |_| Ok(())).map_err(
+        |e| match e {
+            HeadError::Io(e) => match e.kind() {
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => Error::Timeout {
+                    url: name.clone(),
+                    phase: timing.expired_phase(),
+                },
+                _ => io_error(e),
+            },
+            HeadError::Closed => protocol(Violation::TruncatedHead),
+            HeadError::Violation(v) => protocol(v),
+        },
+    )?;
     if !(200..300).contains(&answer.status) {
         return Err(Error::Proxy {
             url: name,
             status: answer.status,
         });
     }
-    if bounds.end != buf.len() {
+    if !reader.buffer().is_empty() {
         return Err(protocol(Violation::BadStatusLine));
     }
     Ok(())

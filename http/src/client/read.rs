@@ -5,12 +5,10 @@
 use std::io::{self, BufRead, Read};
 
 use moria_streams::chunked::TrailerField;
-use moria_streams::{ChunkedReader, Limited};
 
 use super::error::Violation;
 use super::response::Headers;
-use crate::h1::client::parse::{parse_response, BodyFraming};
-use crate::h1::scan::HeadScan;
+use crate::h1::{read_response_head, BodyDecoder, BodyFault, BodyFraming, HeadError};
 use crate::limits::Limits;
 use crate::method::Version;
 
@@ -56,56 +54,26 @@ pub fn read_response<R: BufRead + ?Sized>(
 ) -> io::Result<RawResponse> {
     let limits = Limits::default();
     let mut buf = Vec::new();
-    let mut scan = HeadScan::default();
-    let bounds = loop {
-        let available = reader.fill_buf()?;
-        if available.is_empty() {
-            return Err(eof(Violation::TruncatedHead));
+    let head = read_response_head(reader, &mut buf, &limits, head_request, |_| Ok(())).map_err(
+        |e| match e {
+            HeadError::Io(e) => e,
+            HeadError::Closed => eof(Violation::TruncatedHead),
+            HeadError::Violation(v) => invalid(v),
+        },
+    )?;
+    if let BodyFraming::Length(n) = head.framing {
+        if n > max_body {
+            return Err(too_large(max_body));
         }
-        let old = buf.len();
-        let n = available.len();
-        buf.extend_from_slice(available);
-        match scan
-            .scan(&buf, &limits)
-            .map_err(|f| invalid(Violation::from_failure(f)))?
-        {
-            Some(bounds) => {
-                reader.consume(bounds.end - old);
-                buf.truncate(bounds.end);
-                break bounds;
-            }
-            None => reader.consume(n),
-        }
-    };
-    let head =
-        parse_response(&buf, bounds.start, limits.max_headers, head_request).map_err(invalid)?;
-    let mut body = Vec::new();
-    let mut trailers = Vec::new();
-    match head.framing {
-        BodyFraming::None => {}
-        BodyFraming::Length(n) if n > max_body => return Err(too_large(max_body)),
-        BodyFraming::Length(n) => {
-            Limited::exact(&mut *reader, n)
-                .read_to_end(&mut body)
-                .map_err(truncated)?;
-        }
-        BodyFraming::Chunked => {
-            let mut chunked = ChunkedReader::new(&mut *reader);
-            read_capped(&mut chunked, &mut body, max_body).map_err(|e| {
-                match moria_streams::Error::from_io(&e) {
-                    Some(moria_streams::Error::Io(_)) | None => e,
-                    Some(
-                        moria_streams::Error::ShortRead { .. }
-                        | moria_streams::Error::ChunkedTruncated(_),
-                    ) => eof(Violation::TruncatedBody),
-                    Some(other) => invalid(Violation::BadChunk(other.to_string())),
-                }
-            })?;
-            trailers = chunked.trailers().to_vec();
-        }
-        BodyFraming::UntilClose => read_capped(reader, &mut body, max_body)?,
     }
-    buf.drain(..bounds.start);
+    let mut body = Vec::new();
+    let mut decoder = BodyDecoder::new(&mut *reader, head.framing);
+    read_capped(&mut decoder, &mut body, max_body).map_err(|e| match BodyFault::of(&e) {
+        BodyFault::Truncated => eof(Violation::TruncatedBody),
+        BodyFault::BadChunk(why) => invalid(Violation::BadChunk(why)),
+        BodyFault::Transport => e,
+    })?;
+    let trailers = decoder.trailers().to_vec();
     Ok(RawResponse {
         head: buf,
         version: head.version,
@@ -133,14 +101,6 @@ fn invalid(v: Violation) -> io::Error {
 
 fn eof(v: Violation) -> io::Error {
     io::Error::new(io::ErrorKind::UnexpectedEof, v.to_string())
-}
-
-/// A short length-delimited body is a truncation.
-fn truncated(e: io::Error) -> io::Error {
-    match moria_streams::Error::from_io(&e) {
-        Some(moria_streams::Error::ShortRead { .. }) => eof(Violation::TruncatedBody),
-        _ => e,
-    }
 }
 
 fn too_large(max: u64) -> io::Error {

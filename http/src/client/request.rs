@@ -5,6 +5,7 @@ use std::io::{Read, Seek};
 use std::time::Duration;
 
 use moria_runtime::Deadline;
+use moria_streams::http_grammar::{is_field_value, is_token};
 use moria_streams::File;
 use serde::Serialize;
 
@@ -16,16 +17,13 @@ use super::response::Response;
 use super::send::RequestBody;
 use super::url::Url;
 use super::Client;
-use crate::h1::client::encode::{valid_name, valid_value};
+use crate::h1::is_framing_field;
 
 /// Most bytes of a redirect's own body read so its connection can be reused.
 const REDIRECT_DRAIN: u64 = 64 * 1024;
 
 /// Fields that belong to one origin and are dropped when a redirect leaves it.
 const ORIGIN_BOUND: [&str; 3] = ["authorization", "cookie", "host"];
-
-/// Fields the client writes itself from the body; a caller's would contradict it.
-const FRAMING: [&str; 2] = ["content-length", "transfer-encoding"];
 
 /// A request being built; [`RequestBuilder::send`] sends it. Errors in what was given (URL,
 /// header) are reported by `send`.
@@ -46,7 +44,7 @@ impl RequestBuilder {
             url: url.to_owned(),
             reason,
         });
-        let error = (!valid_name(method)).then(|| Error::InvalidHeader {
+        let error = (!is_token(method.as_bytes())).then(|| Error::InvalidHeader {
             url: url.to_owned(),
             name: method.to_owned(),
             reason: "the method is not a token",
@@ -71,11 +69,11 @@ impl RequestBuilder {
     /// Transfer-Encoding come from the body and are refused here; a Host given here replaces
     /// the URL's.
     pub fn header(mut self, name: &str, value: &str) -> Self {
-        let reason = if !valid_name(name) {
+        let reason = if !is_token(name.as_bytes()) {
             Some("the name is not a token")
-        } else if !valid_value(value) {
+        } else if !is_field_value(value.as_bytes()) {
             Some("the value holds a control character")
-        } else if FRAMING.iter().any(|f| name.eq_ignore_ascii_case(f)) {
+        } else if is_framing_field(name) {
             Some("framing comes from the body")
         } else {
             None

@@ -8,7 +8,7 @@ use moria_streams::{ChunkedWriter, File, TransferExt};
 
 use super::conn::Transport;
 
-use crate::h1::encode::Length;
+use crate::h1::Length;
 
 /// Copy buffer for streamed request bodies; also the largest body sent in one write with its
 /// head.

@@ -5,28 +5,17 @@
 use std::io::{self, BufRead, Read};
 
 use moria_streams::chunked::TrailerField;
-use moria_streams::{ChunkedReader, Limited};
 
 use super::conn::Timing;
 use super::error::{Error, Violation};
 use super::pool::Pooled;
-use crate::h1::client::parse::BodyFraming;
-
-/// Where the body stands.
-enum State {
-    /// Exactly this many bytes remain.
-    Length(Limited<Pooled>),
-    /// Chunk-decoded.
-    Chunked(ChunkedReader<Pooled>),
-    /// Until the server closes (never reused).
-    Close(Pooled),
-    /// Complete (or failed): the connection is back in the pool or closed.
-    Done,
-}
+use crate::h1::{BodyDecoder, BodyFault, BodyFraming};
 
 /// A response body on its connection.
 pub(crate) struct Wire {
-    state: State,
+    /// The body being read (one that runs until the close is never reused); `None` once
+    /// complete or failed, the connection back in the pool or closed.
+    body: Option<BodyDecoder<Pooled>>,
     keep_alive: bool,
     timing: Timing,
     url: String,
@@ -42,19 +31,17 @@ impl Wire {
         timing: Timing,
         url: String,
     ) -> Wire {
-        let state = match framing {
+        let body = match framing {
             BodyFraming::None | BodyFraming::Length(0) => {
                 if keep_alive {
                     conn.release();
                 }
-                State::Done
+                None
             }
-            BodyFraming::Length(n) => State::Length(Limited::exact(conn, n)),
-            BodyFraming::Chunked => State::Chunked(ChunkedReader::new(conn)),
-            BodyFraming::UntilClose => State::Close(conn),
+            framing => Some(BodyDecoder::new(conn, framing)),
         };
         Wire {
-            state,
+            body,
             keep_alive,
             timing,
             url,
@@ -68,30 +55,14 @@ impl Wire {
     }
 
     fn conn(&mut self) -> Option<&mut Pooled> {
-        match &mut self.state {
-            State::Length(l) => Some(l.get_mut()),
-            State::Chunked(c) => Some(c.get_mut()),
-            State::Close(c) => Some(c),
-            State::Done => None,
-        }
+        self.body.as_mut().map(BodyDecoder::get_mut)
     }
 
-    /// Whether the body is complete; ends the state (handing the connection back) if so.
+    /// Whether the body is complete; ends it (handing the connection back) if so.
     fn settle(&mut self) {
-        let complete = match &self.state {
-            State::Length(l) => l.remaining() == 0,
-            State::Chunked(c) => c.is_done(),
-            State::Close(_) | State::Done => false,
-        };
-        if complete {
-            let conn = match std::mem::replace(&mut self.state, State::Done) {
-                State::Length(l) => l.into_inner(),
-                State::Chunked(c) => {
-                    self.trailers = c.trailers().to_vec();
-                    c.into_inner()
-                }
-                _ => return,
-            };
+        if let Some(body) = self.body.take_if(|b| b.is_complete()) {
+            self.trailers = body.trailers().to_vec();
+            let conn = body.into_inner();
             if self.keep_alive {
                 conn.release();
             }
@@ -104,11 +75,9 @@ impl Wire {
             return e;
         }
         let url = self.url.clone();
-        let violation = match moria_streams::Error::from_io(&e) {
-            Some(
-                moria_streams::Error::ShortRead { .. } | moria_streams::Error::ChunkedTruncated(_),
-            ) => Violation::TruncatedBody,
-            Some(moria_streams::Error::Io(_)) | None => {
+        let violation = match BodyFault::of(&e) {
+            BodyFault::Truncated => Violation::TruncatedBody,
+            BodyFault::Transport => {
                 return match e.kind() {
                     io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => Error::Timeout {
                         url,
@@ -123,14 +92,14 @@ impl Wire {
                     _ => Error::Io { url, source: e }.into_io(),
                 }
             }
-            Some(other) => Violation::BadChunk(other.to_string()),
+            BodyFault::BadChunk(why) => Violation::BadChunk(why),
         };
         Error::Protocol { url, violation }.into_io()
     }
 
     fn fail(&mut self, e: io::Error) -> io::Error {
         let e = self.classify(e);
-        self.state = State::Done;
+        self.body = None;
         e
     }
 }
@@ -143,30 +112,20 @@ impl BufRead for Wire {
                 return Err(self.fail(e));
             }
         }
-        let failed = match &mut self.state {
-            State::Length(l) => l.fill_buf().err(),
-            State::Chunked(c) => c.fill_buf().err(),
-            State::Close(c) => c.link.fill_buf().err(),
-            State::Done => None,
-        };
+        let failed = self.body.as_mut().and_then(|b| b.fill_buf().err());
         if let Some(e) = failed {
             return Err(self.fail(e));
         }
         self.settle();
-        match &mut self.state {
-            State::Length(l) => l.fill_buf(),
-            State::Chunked(c) => c.fill_buf(),
-            State::Close(c) => c.link.fill_buf(),
-            State::Done => Ok(&[]),
+        match &mut self.body {
+            Some(b) => b.fill_buf(),
+            None => Ok(&[]),
         }
     }
 
     fn consume(&mut self, amt: usize) {
-        match &mut self.state {
-            State::Length(l) => l.consume(amt),
-            State::Chunked(c) => c.consume(amt),
-            State::Close(c) => c.link.consume(amt),
-            State::Done => {}
+        if let Some(b) = &mut self.body {
+            b.consume(amt);
         }
         self.settle();
     }

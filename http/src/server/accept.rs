@@ -17,7 +17,7 @@ use moria_runtime::ShutdownToken;
 
 use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
-use crate::h1::conn::{self, Carry, ConnCtx, Ending};
+use crate::h1::{self, Carry, ConnCtx, Ending};
 use crate::server::Counters;
 use crate::tls;
 use crate::tls_info::TlsInfo;
@@ -185,11 +185,11 @@ fn serve(mut conn: Connection) {
             counters: &shared.counters,
         };
         match io {
-            Io::Plain(stream) => conn::serve(stream, &ctx, &mut work, carry),
+            Io::Plain(stream) => h1::serve(stream, &ctx, &mut work, carry),
             Io::Tls(tls) => {
                 let (stream, info) = &mut **tls;
                 ctx.tls = Some(info);
-                conn::serve(stream, &ctx, &mut work, carry)
+                h1::serve(stream, &ctx, &mut work, carry)
             }
         }
     };

@@ -15,7 +15,7 @@ use super::refuse::MAX_REFUSING;
 use super::{supervise, Counters, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
 use crate::error::{Error, Result};
-use crate::h1::conn::{ConnConfig, ConnPool};
+use crate::h1::{ConnConfig, ConnPool};
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
 use crate::tracker::Tracker;

@@ -28,7 +28,7 @@ pub use builder::ServerBuilder;
 pub(crate) use stats::Counters;
 pub use stats::ServerStats;
 
-use crate::h1::conn::{ConnConfig, ConnPool};
+use crate::h1::{ConnConfig, ConnPool};
 use crate::handler::Handler;
 use crate::tracker::Tracker;
 

@@ -2,7 +2,7 @@
 
 use std::io::{self, IoSlice, Write};
 
-use crate::http_grammar::{is_field_value_byte, is_tchar};
+use crate::http_grammar::{is_field_value, is_token};
 use crate::Error;
 
 /// Longest chunk header: 16 hex digits and CRLF.
@@ -55,10 +55,10 @@ impl<W: Write> ChunkedWriter<W> {
         }
         let mut tail = b"0\r\n".to_vec();
         for (name, value) in trailers {
-            if name.is_empty() || !name.bytes().all(is_tchar) {
+            if !is_token(name.as_bytes()) {
                 return Err(Error::InvalidArgument("trailer name is not a token").into());
             }
-            if !value.iter().all(|&b| is_field_value_byte(b)) {
+            if !is_field_value(value) {
                 return Err(Error::InvalidArgument("trailer value holds a control byte").into());
             }
             tail.extend_from_slice(name.as_bytes());

@@ -1,17 +1,7 @@
-//! Request head encoding: request line, Host, caller fields, framing.
+//! Request head encoding: request line, Host, caller fields (validated by the client with
+//! [`valid_name`](super::valid_name) and [`valid_value`](super::valid_value)), framing.
 
-use super::super::encode::Length;
-use moria_streams::http_grammar::{is_field_value_byte, is_tchar};
-
-/// Whether `name` is a field name (a token, RFC 9110 §5.1).
-pub(crate) fn valid_name(name: &str) -> bool {
-    !name.is_empty() && name.bytes().all(is_tchar)
-}
-
-/// Whether `value` may be a field value: no CR, LF or other control byte (RFC 9110 §5.5).
-pub(crate) fn valid_value(value: &str) -> bool {
-    value.bytes().all(is_field_value_byte)
-}
+use super::Length;
 
 /// Appends `METHOD target HTTP/1.1`, `Host` (unless `fields` has one), `fields` (already
 /// validated), the framing line for `length`, and the empty line.
@@ -38,15 +28,7 @@ pub(crate) fn encode_request(
         out.extend_from_slice(value.as_bytes());
         out.extend_from_slice(b"\r\n");
     }
-    match length {
-        Length::Bodyless | Length::Close => {}
-        Length::Known(n) => {
-            out.extend_from_slice(b"Content-Length: ");
-            out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        Length::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
-    }
+    length.encode(out);
     out.extend_from_slice(b"\r\n");
 }
 
@@ -81,14 +63,5 @@ mod tests {
             out,
             b"PUT / HTTP/1.1\r\nhost: other\r\nTransfer-Encoding: chunked\r\n\r\n"
         );
-    }
-
-    #[test]
-    fn names_and_values_are_checked() {
-        assert!(valid_name("X-Ok"));
-        assert!(!valid_name("Bad Name"));
-        assert!(!valid_name(""));
-        assert!(valid_value("a b\tc"));
-        assert!(!valid_value("a\r\nInjected: 1"));
     }
 }

@@ -14,8 +14,8 @@ pub(crate) const POOL_MAX: usize = 64;
 /// wait.
 #[derive(Default)]
 pub(crate) struct ConnPool {
-    // Boxed on purpose: connections hold their state as `Box<Conn>`, so taking and giving back
-    // moves a pointer, never the state itself.
+    // Connections hold their state as a `Box<Conn>`: keeping the boxes lets `take` and `put`
+    // move a pointer, never copy the state or allocate.
     #[allow(clippy::vec_box)]
     free: Mutex<Vec<Box<Conn>>>,
 }

@@ -1,4 +1,6 @@
-//! Every way a request can break the protocol or a limit, and the one status each one gets.
+//! Every way a head or body can break the protocol or a limit, as the decoders report it. The
+//! server answers each with one status (`role/server/status.rs`); the client turns the ones a
+//! response can break into a `Violation` (`response.rs`).
 
 use std::fmt;
 
@@ -69,41 +71,6 @@ pub enum Failure {
 }
 
 impl Failure {
-    /// The one status code sent for this failure (the connection is closed after it).
-    pub(crate) fn status(self) -> u16 {
-        use Failure::*;
-        match self {
-            RequestLineTooLong => 414,
-            HeadTooLarge | TooManyHeaders => 431,
-            UnsupportedVersion => 505,
-            UnsupportedTransferCoding => 501,
-            UnknownExpectation => 417,
-            BodyTooLarge => 413,
-            HeaderTimeout | BodyTimeout => 408,
-            TooManyEmptyLines
-            | BadRequestLine
-            | BadMethod
-            | BadTarget
-            | BadVersion
-            | ObsFold
-            | BadHeaderName
-            | WhitespaceBeforeColon
-            | BadHeaderValue
-            | BareCr
-            | MissingHost
-            | DuplicateHost
-            | BadHost
-            | BadContentLength
-            | ConflictingContentLength
-            | ContentLengthWithTransferEncoding
-            | TransferEncodingOnHttp10
-            | ChunkedNotFinal
-            | BadChunk
-            | TruncatedBody
-            | BadPath => 400,
-        }
-    }
-
     /// A short, fixed text for logs and error bodies (never input-derived).
     pub(crate) fn message(self) -> &'static str {
         use Failure::*;
@@ -149,22 +116,3 @@ impl fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
-
-#[cfg(test)]
-mod tests {
-    use super::Failure::*;
-
-    #[test]
-    fn statuses_follow_the_issue_table() {
-        assert_eq!(RequestLineTooLong.status(), 414);
-        assert_eq!(TooManyHeaders.status(), 431);
-        assert_eq!(HeadTooLarge.status(), 431);
-        assert_eq!(BodyTooLarge.status(), 413);
-        assert_eq!(UnsupportedVersion.status(), 505);
-        assert_eq!(UnsupportedTransferCoding.status(), 501);
-        assert_eq!(UnknownExpectation.status(), 417);
-        assert_eq!(HeaderTimeout.status(), 408);
-        assert_eq!(ContentLengthWithTransferEncoding.status(), 400);
-        assert_eq!(ObsFold.status(), 400);
-    }
-}

@@ -1,7 +1,7 @@
 //! Parser unit tests: one per RFC 9112 rule and limit, over `&[u8]`.
 
 use super::*;
-use crate::h1::scan::HeadScan;
+use crate::h1::decode::scan::HeadScan;
 
 fn parse_with(raw: &[u8], limits: &Limits) -> Result<Head, Failure> {
     let bounds = HeadScan::default()

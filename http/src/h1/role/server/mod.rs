@@ -1,3 +1,8 @@
+//! The server role: the connection loop over the shared codec. Beside it: `respond.rs` (a
+//! response out: head, body, access log), `pool.rs` (working states kept between connections),
+//! `input.rs` (the read side as a `BufRead` for request bodies), `date.rs` (the cached `Date`)
+//! and `status.rs` (the one status each decoding failure gets).
+//!
 //! The connection loop: read a batch, answer every complete request in it in order (pipelining),
 //! write all answers with one write, repeat until no bytes are left, then hand the connection
 //! back to be parked. The working state ([`Conn`]: buffers, parsed head, response) is taken
@@ -12,13 +17,9 @@ use std::time::{Duration, Instant};
 
 use moria_runtime::{panic_message, ShutdownToken};
 
-use super::date::{now_secs, DateCache};
-use super::failure::Failure;
-use super::input::Input;
-use super::parse::{parse_head, Framing, Head};
-use super::scan::{HeadBounds, HeadScan};
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
+use crate::h1::decode::{parse_head, Failure, Framing, Head, HeadBounds, HeadScan};
 use crate::handler::Handler;
 use crate::limits::Limits;
 use crate::method::{Method, Version};
@@ -30,9 +31,14 @@ use crate::tls_info::TlsInfo;
 use crate::tracker::ConnState;
 use crate::transport::Transport;
 
+mod date;
+mod input;
 mod pool;
 mod respond;
+mod status;
 
+use date::{now_secs, DateCache};
+pub(crate) use input::Input;
 pub(crate) use pool::ConnPool;
 
 /// Initial read buffer (grows up to the head limit when a head needs it; nginx starts at 1 KiB).

@@ -1,10 +1,12 @@
-//! Response-head parser (RFC 9112 §4, §5, §6.3) over a complete head in `&[u8]`, reusing the
-//! request parser's field grammar so each rule exists once.
+//! Response-head parser (RFC 9112 §4, §5, §6.3) over a complete head in `&[u8]`: the status
+//! line and the rules only responses have; the field grammar (`fields.rs`) and framing rules 3
+//! to 6 (`framing.rs`) are the ones the request parser uses.
 
 use std::fmt;
 
-use super::super::failure::Failure;
-use super::super::parse::{line_end, list, parse_content_length, parse_field, TeState};
+use super::failure::Failure;
+use super::fields::{line_end, parse_field};
+use super::framing::{BodyFraming, Declared, FramingFields};
 use crate::method::Version;
 
 /// How a response deviates from HTTP/1.1 framing or syntax; the response is refused, never
@@ -71,22 +73,13 @@ impl Violation {
             Failure::TooManyHeaders => Violation::TooManyHeaders,
             Failure::BadContentLength => Violation::BadContentLength,
             Failure::ConflictingContentLength => Violation::ConflictingContentLength,
+            Failure::ContentLengthWithTransferEncoding => Violation::LengthWithChunked,
+            Failure::ChunkedNotFinal | Failure::UnsupportedTransferCoding => {
+                Violation::UnsupportedTransferCoding
+            }
             _ => Violation::BadHeader,
         }
     }
-}
-
-/// How the response body is delimited (RFC 9112 §6.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum BodyFraming {
-    /// No body (rule 1: HEAD, 1xx, 204, 304).
-    None,
-    /// Exactly this many bytes (rule 6).
-    Length(u64),
-    /// Chunked transfer coding (rule 4).
-    Chunked,
-    /// Everything until the server closes (rule 8).
-    UntilClose,
 }
 
 /// One parsed response head.
@@ -116,10 +109,7 @@ pub(crate) fn parse_response(
 ) -> Result<ResponseHead, Violation> {
     let (version, status, reason, mut pos) = parse_status_line(buf, start)?;
     let mut fields = Vec::new();
-    let mut content_length: Option<u64> = None;
-    let mut te = TeState::default();
-    let mut close = false;
-    let mut keep_alive = false;
+    let mut framing = FramingFields::default();
     while line_end(buf, pos).is_none() {
         let (name, value, next) = parse_field(buf, pos).map_err(Violation::from_failure)?;
         pos = next;
@@ -128,65 +118,39 @@ pub(crate) fn parse_response(
         }
         let n = name.get(buf);
         let v = value.get(buf);
-        if n.eq_ignore_ascii_case(b"content-length") {
-            content_length =
-                Some(parse_content_length(v, content_length).map_err(Violation::from_failure)?);
-        } else if n.eq_ignore_ascii_case(b"transfer-encoding") {
-            te.add(v);
-        } else if n.eq_ignore_ascii_case(b"connection") {
-            for t in list(v) {
-                close |= t.eq_ignore_ascii_case(b"close");
-                keep_alive |= t.eq_ignore_ascii_case(b"keep-alive");
-            }
-        }
+        framing.note(n, v).map_err(Violation::from_failure)?;
         fields.push((String::from_utf8_lossy(n).into_owned(), v.to_vec()));
     }
-    let framing = framing(status, head_request, content_length, &te)?;
+    let body = response_framing(status, head_request, &framing)?;
     // After 101 the connection speaks another protocol: never reuse it.
-    let keep_alive = framing != BodyFraming::UntilClose
-        && status != 101
-        && match version {
-            Version::Http11 => !close,
-            Version::Http10 => keep_alive && !close,
-        };
+    let keep_alive =
+        body != BodyFraming::UntilClose && status != 101 && framing.persistent(version);
     Ok(ResponseHead {
         version,
         status,
         reason,
         fields,
-        framing,
+        framing: body,
         keep_alive,
     })
 }
 
-/// The response framing of RFC 9112 §6.3, rules numbered as there (rule 2, CONNECT, does not
-/// apply: this client never sends CONNECT through this path).
-fn framing(
+/// The response framing of RFC 9112 §6.3, rules numbered as there (rule 2, CONNECT, is the
+/// caller's: it asks for no body with `head_request`).
+fn response_framing(
     status: u16,
     head_request: bool,
-    content_length: Option<u64>,
-    te: &TeState,
+    fields: &FramingFields,
 ) -> Result<BodyFraming, Violation> {
     // Rule 1: HEAD, 1xx, 204 and 304 responses end with their head.
     if head_request || status < 200 || status == 204 || status == 304 {
         return Ok(BodyFraming::None);
     }
-    if te.seen {
-        // Rule 3: both framings at once is how responses are smuggled; refuse, never guess.
-        if content_length.is_some() {
-            return Err(Violation::LengthWithChunked);
-        }
-        // Rule 4: chunked, final and once. Any other coding could not be decoded anyway.
-        if te.other || te.chunked != 1 || !te.chunked_last {
-            return Err(Violation::UnsupportedTransferCoding);
-        }
-        return Ok(BodyFraming::Chunked);
-    }
-    Ok(match content_length {
-        // Rules 5 and 6 (conflicts were refused while the fields were read).
-        Some(n) => BodyFraming::Length(n),
+    Ok(match fields.declared().map_err(Violation::from_failure)? {
+        Declared::Chunked => BodyFraming::Chunked,
+        Declared::Length(n) => BodyFraming::Length(n),
         // Rule 8: no framing at all, the body runs until the server closes.
-        None => BodyFraming::UntilClose,
+        Declared::Nothing => BodyFraming::UntilClose,
     })
 }
 

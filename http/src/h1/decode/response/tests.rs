@@ -1,7 +1,7 @@
 //! Response-head parser unit tests: one per framing rule and violation.
 
 use super::*;
-use crate::h1::scan::HeadScan;
+use crate::h1::decode::scan::HeadScan;
 use crate::limits::Limits;
 
 fn parse_as(raw: &[u8], head_request: bool) -> Result<ResponseHead, Violation> {

@@ -1,21 +1,10 @@
-//! Response head encoding into the connection's write buffer.
+//! Response head encoding into the connection's write buffer: the server role's head, whose
+//! fields a [`Response`] validated as they were set (with [`valid_name`](super::valid_name) and
+//! [`valid_value`](super::valid_value)).
 
-use super::date::DATE_LEN;
+use super::Length;
 use crate::response::{has, Response};
 use crate::status;
-
-/// How the response body is delimited on the wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Length {
-    /// No body by definition (1xx, 204, 304): no length header at all.
-    Bodyless,
-    /// `Content-Length: n`.
-    Known(u64),
-    /// `Transfer-Encoding: chunked`.
-    Chunked,
-    /// Delimited by closing the connection (HTTP/1.0 with an unknown length).
-    Close,
-}
 
 /// What the `Connection` header must say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,7 +24,7 @@ const HEAD_RESERVE: usize = 160;
 pub(crate) fn encode_head(
     out: &mut Vec<u8>,
     res: &Response,
-    date: &[u8; DATE_LEN],
+    date: &[u8],
     server_line: Option<&[u8]>,
     length: Length,
     conn: ConnHeader,
@@ -67,16 +56,7 @@ pub(crate) fn encode_head(
         out.extend_from_slice(date);
         out.extend_from_slice(b"\r\n");
     }
-    match length {
-        Length::Bodyless | Length::Close => {}
-        Length::Known(n) => {
-            out.extend_from_slice(b"Content-Length: ");
-            let mut b = itoa::Buffer::new();
-            out.extend_from_slice(b.format(n).as_bytes());
-            out.extend_from_slice(b"\r\n");
-        }
-        Length::Chunked => out.extend_from_slice(b"Transfer-Encoding: chunked\r\n"),
-    }
+    length.encode(out);
     match conn {
         ConnHeader::None => {}
         ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
@@ -90,7 +70,7 @@ pub(crate) fn encode_head(
 mod tests {
     use super::*;
 
-    const DATE: &[u8; DATE_LEN] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+    const DATE: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";
 
     #[test]
     fn minihttp_compatible_hello_head() {

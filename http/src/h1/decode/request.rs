@@ -1,0 +1,257 @@
+//! Strict request-head parser (RFC 9112 §2–§6) over a complete head in `&[u8]`.
+//!
+//! It records byte spans instead of borrowing, so the connection can keep one reusable [`Head`]
+//! per connection and hand out views without a lifetime-bound header array. The framing rules
+//! of RFC 9112 §6.3 that only requests have are applied here (the shared ones are in
+//! `framing.rs`), numbered as in the RFC; the field grammar is `fields.rs`, shared with the
+//! response parser.
+
+use memchr::memchr;
+use moria_streams::http_grammar::{alnum_plus, TCHAR};
+
+use super::failure::Failure;
+use super::fields::{at, line_end, parse_field, skip, unexpected, Span};
+use super::framing::{Declared, Framing, FramingFields};
+use crate::limits::Limits;
+use crate::method::{Method, Version};
+
+/// One parsed request head, reused across the requests of a connection.
+#[derive(Debug, Clone)]
+pub(crate) struct Head {
+    /// The method.
+    pub method: Method,
+    /// The method's text.
+    pub method_span: Span,
+    /// The raw request target.
+    pub target: Span,
+    /// The path part of the target (still percent-encoded).
+    pub path: Span,
+    /// The query after `?`, if any.
+    pub query: Option<Span>,
+    /// Whether the path holds a `%` escape (and needs decoding).
+    pub path_escaped: bool,
+    /// The version.
+    pub version: Version,
+    /// Field lines: name and trimmed value.
+    pub fields: Vec<(Span, Span)>,
+    /// Body framing.
+    pub framing: Framing,
+    /// Whether the client allows the connection to stay open.
+    pub keep_alive: bool,
+    /// Whether the client waits for `100 Continue` before sending the body.
+    pub expect_continue: bool,
+}
+
+impl Default for Head {
+    fn default() -> Self {
+        Head {
+            method: Method::Get,
+            method_span: Span::default(),
+            target: Span::default(),
+            path: Span::default(),
+            query: None,
+            path_escaped: false,
+            version: Version::Http11,
+            fields: Vec::with_capacity(16),
+            framing: Framing::Empty,
+            keep_alive: true,
+            expect_continue: false,
+        }
+    }
+}
+
+/// Bytes allowed in a request target: visible ASCII (non-ASCII must be percent-encoded).
+static TARGET: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0x21;
+    while i < 0x7f {
+        t[i] = true;
+        i += 1;
+    }
+    t
+};
+
+/// Characters an authority (Host) may hold: unreserved, sub-delims, ':', '[', ']', '%'.
+static HOST: [bool; 256] = alnum_plus(b"-._~!$&'()*+,;=:[]%");
+
+/// Parses the complete head `buf[start..]` (the scanner found its end) into `head`.
+pub(crate) fn parse_head(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<(), Failure> {
+    head.fields.clear();
+    head.query = None;
+    head.expect_continue = false;
+    let mut pos = parse_request_line(buf, start, limits, head)?;
+
+    let mut framing = FramingFields::default();
+    let mut hosts = 0usize;
+    loop {
+        if line_end(buf, pos).is_some() {
+            break;
+        }
+        let (name, value, next) = parse_field(buf, pos)?;
+        pos = next;
+        if head.fields.len() == limits.max_headers {
+            return Err(Failure::TooManyHeaders);
+        }
+        head.fields.push((name, value));
+        let n = name.get(buf);
+        let v = value.get(buf);
+        match n.len() {
+            4 if n.eq_ignore_ascii_case(b"host") => {
+                // RFC 9112 §3.2: exactly one Host, with a valid value.
+                hosts += 1;
+                if hosts > 1 {
+                    return Err(Failure::DuplicateHost);
+                }
+                if !v.iter().all(|&c| HOST[c as usize]) {
+                    return Err(Failure::BadHost);
+                }
+            }
+            // RFC 9110 §10.1.1: only 100-continue is defined; HTTP/1.0 ignores Expect.
+            6 if n.eq_ignore_ascii_case(b"expect") && head.version == Version::Http11 => {
+                if v.eq_ignore_ascii_case(b"100-continue") {
+                    head.expect_continue = true;
+                } else {
+                    return Err(Failure::UnknownExpectation);
+                }
+            }
+            _ => framing.note(n, v)?,
+        }
+    }
+
+    if head.version == Version::Http11 && hosts == 0 {
+        return Err(Failure::MissingHost);
+    }
+    head.keep_alive = framing.persistent(head.version);
+    head.framing = request_framing(head.version, &framing, limits)?;
+    Ok(())
+}
+
+/// The request body framing of RFC 9112 §6.3 (rules 1 and 2 concern responses).
+fn request_framing(
+    version: Version,
+    fields: &FramingFields,
+    limits: &Limits,
+) -> Result<Framing, Failure> {
+    // §6.1: a Transfer-Encoding in HTTP/1.0 means the framing is faulty.
+    if version == Version::Http10 && fields.has_transfer_encoding() {
+        return Err(Failure::TransferEncodingOnHttp10);
+    }
+    match fields.declared()? {
+        Declared::Chunked => Ok(Framing::Chunked),
+        // Rule 6: a valid Content-Length gives the length.
+        Declared::Length(n) if n > limits.max_body => Err(Failure::BodyTooLarge),
+        Declared::Length(0) => Ok(Framing::Empty),
+        Declared::Length(n) => Ok(Framing::Length(n)),
+        // Rule 7: a request with neither has no body.
+        Declared::Nothing => Ok(Framing::Empty),
+    }
+}
+
+/// The end of a non-empty run of `table` bytes from `from` that a single SP follows.
+fn element(buf: &[u8], from: usize, table: &[bool; 256], bad: Failure) -> Result<usize, Failure> {
+    let end = skip(buf, from, table);
+    match at(buf, end) {
+        b' ' if end > from => Ok(end),
+        b' ' => Err(Failure::BadRequestLine),
+        _ => Err(unexpected(buf, end, Failure::BadRequestLine, bad)),
+    }
+}
+
+/// `method SP request-target SP HTTP-version` (RFC 9112 §3), single spaces only, validated in
+/// one pass; returns where the field lines start.
+fn parse_request_line(
+    buf: &[u8],
+    start: usize,
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<usize, Failure> {
+    let method_end = element(buf, start, &TCHAR, Failure::BadMethod)?;
+    let t0 = method_end + 1;
+    let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
+    let v0 = t_end + 1;
+    let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
+        Some(k) => v0 + k,
+        None => return Err(Failure::BadRequestLine),
+    };
+    let v_end = if nl > v0 && buf[nl - 1] == b'\r' {
+        nl - 1
+    } else {
+        nl
+    };
+    if v_end - start > limits.max_request_line {
+        return Err(Failure::RequestLineTooLong);
+    }
+    head.version = parse_version(&buf[v0..v_end])?;
+    head.method = Method::from_bytes(&buf[start..method_end]);
+    head.method_span = Span::new(start, method_end);
+    head.target = Span::new(t0, t_end);
+    split_target(head.method, &buf[t0..t_end], t0, head)?;
+    head.path_escaped = memchr(b'%', head.path.get(buf)).is_some();
+    Ok(nl + 1)
+}
+
+/// Locates the path and query of the target's form (RFC 9112 §3.2).
+fn split_target(method: Method, target: &[u8], t0: usize, head: &mut Head) -> Result<(), Failure> {
+    let path_start = match target {
+        // origin-form
+        [b'/', ..] => 0,
+        // asterisk-form, OPTIONS only
+        b"*" if method == Method::Options => {
+            head.path = Span::new(t0, t0 + 1);
+            return Ok(());
+        }
+        // authority-form, CONNECT only: no path
+        _ if method == Method::Connect => {
+            head.path = Span::new(t0, t0);
+            return Ok(());
+        }
+        // absolute-form: scheme "://" authority path-abempty
+        _ => {
+            let sep = memchr::memmem::find(target, b"://").ok_or(Failure::BadTarget)?;
+            let scheme = &target[..sep];
+            if !scheme.eq_ignore_ascii_case(b"http") && !scheme.eq_ignore_ascii_case(b"https") {
+                return Err(Failure::BadTarget);
+            }
+            let auth = sep + 3;
+            match target[auth..].iter().position(|&c| c == b'/' || c == b'?') {
+                Some(i) => auth + i,
+                None => target.len(),
+            }
+        }
+    };
+    let rest = &target[path_start..];
+    match memchr(b'?', rest) {
+        Some(q) => {
+            head.path = Span::new(t0 + path_start, t0 + path_start + q);
+            head.query = Some(Span::new(t0 + path_start + q + 1, t0 + target.len()));
+        }
+        None => head.path = Span::new(t0 + path_start, t0 + target.len()),
+    }
+    Ok(())
+}
+
+/// `HTTP/DIGIT.DIGIT`: 1.0 and 1.1 (and later 1.x, served as 1.1); other majors are 505.
+fn parse_version(v: &[u8]) -> Result<Version, Failure> {
+    match v {
+        [b'H', b'T', b'T', b'P', b'/', maj, b'.', min]
+            if maj.is_ascii_digit() && min.is_ascii_digit() =>
+        {
+            match (maj, min) {
+                (b'1', b'0') => Ok(Version::Http10),
+                (b'1', _) => Ok(Version::Http11),
+                _ => Err(Failure::UnsupportedVersion),
+            }
+        }
+        _ if v.contains(&b'\r') => Err(Failure::BareCr),
+        _ if v.contains(&b' ') => Err(Failure::BadRequestLine),
+        _ => Err(Failure::BadVersion),
+    }
+}
+
+#[cfg(test)]
+mod tests;
