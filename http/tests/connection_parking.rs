@@ -171,7 +171,10 @@ fn shutdown_closes_as_many_parked_connections_as_the_fd_limit_allows_holding_no_
         .collect();
     wait_parked(&server, n as u64);
     let runtime = moria_runtime::stats();
-    println!("{n} idle keep-alive connections\n{runtime}{}", server.stats());
+    println!(
+        "{n} idle keep-alive connections\n{runtime}{}",
+        server.stats()
+    );
     // Other tests in this binary run fibers too, but nowhere near one per parked connection.
     assert!(
         runtime.fibers_live < fibers_before + n as u64 / 10,
