@@ -95,7 +95,16 @@ pub(crate) enum Ending {
 pub(crate) struct Carry {
     /// The read timeout last set on the socket, so it is set again only when it changes.
     read_timeout: Option<Duration>,
+    /// Requests answered on the connection so far (saturating).
+    answered: u32,
 }
+
+/// A connection waits `park_after` in its fiber only once it has been answered this many
+/// times: a client that asked twice on one connection tends to ask again soon (a load
+/// generator, a page pulling its assets), while one that asked once and went quiet (an API
+/// call, a preconnect) parks at once and holds nothing. The first wait costs such a connection
+/// one park and one fiber start; measured in bench/README.md ("Benchmarking", memory rows).
+const HOT_AFTER: u32 = 2;
 
 /// Serves requests on `io` with the pooled working state `conn` until the connection is idle
 /// (no byte of a next request buffered) or done.
@@ -106,8 +115,10 @@ pub(crate) fn serve<T: Transport>(
     carry: &mut Carry,
 ) -> io::Result<Ending> {
     conn.read_timeout = carry.read_timeout;
+    conn.answered = carry.answered;
     let result = conn.run(io, ctx);
     carry.read_timeout = conn.read_timeout;
+    carry.answered = conn.answered;
     result
 }
 
@@ -131,6 +142,8 @@ pub(crate) struct Conn {
     params: Params,
     path_buf: String,
     read_timeout: Option<Duration>,
+    /// Requests answered on the connection being served (its `Carry` keeps it between runs).
+    answered: u32,
     head_deadline: Option<Instant>,
     /// The clock (seconds) for the `Date` of this batch of answers.
     now: u64,
@@ -151,15 +164,18 @@ impl Conn {
             params: Params::default(),
             path_buf: String::new(),
             read_timeout: None,
+            answered: 0,
             head_deadline: None,
             now: 0,
         }
     }
 
     /// One run: serves what arrives; when everything is answered it waits for the next request
-    /// up to `park_after`, then ends the run so the connection parks (at once, without
-    /// waiting, when `park_after` is zero and this run has read something: a woken connection's
-    /// first read finds its bytes there; a fresh one waits for the keep-alive timeout).
+    /// up to `park_after` (once the connection has been answered [`HOT_AFTER`] times), then
+    /// ends the run so the connection parks. It parks at once, without waiting, when
+    /// `park_after` is zero or the connection is not yet hot and this run has read something;
+    /// a woken connection's first read finds its bytes there, a fresh one waits for its first
+    /// request up to `park_after` (the keep-alive timeout when `park_after` is zero).
     fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<Ending> {
         let limits = &ctx.cfg.limits;
         let mut has_read = false;
@@ -172,7 +188,9 @@ impl Conn {
                     Err(f) => return self.fail(io, ctx, f).map(|()| Ending::Closed),
                 };
                 self.head_deadline = None;
-                match self.serve_one(io, ctx, bounds)? {
+                let next = self.serve_one(io, ctx, bounds)?;
+                self.answered = self.answered.saturating_add(1);
+                match next {
                     Next::KeepAlive => {}
                     Next::Close { linger } => {
                         self.flush(io)?;
@@ -194,7 +212,7 @@ impl Conn {
                 if has_read && io.has_buffered_input() {
                     // TLS bytes already received: the next head's clock runs.
                     idle = false;
-                } else if has_read && limits.park_after.is_zero() {
+                } else if has_read && (limits.park_after.is_zero() || self.answered < HOT_AFTER) {
                     return Ok(Ending::Idle);
                 }
             }

@@ -73,6 +73,7 @@ impl Conn {
         self.params.clear();
         self.path_buf.clear();
         self.read_timeout = None;
+        self.answered = 0;
         self.head_deadline = None;
     }
 }
