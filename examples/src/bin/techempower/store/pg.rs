@@ -1,6 +1,9 @@
 //! PostgreSQL through `moria_orm::pg`: TFB's schema (`World(id, randomNumber)`, `Fortune(id,
 //! message)`, unquoted as in TFB's own scripts), the N reads of `/queries` and `/updates`
-//! pipelined into one round trip, the writes of `/updates` in one statement.
+//! pipelined into one round trip, the writes of `/updates` in one statement. Single statements
+//! (`/db`, `/fortunes`, the writes of `/updates`) go through the pool's shared connections,
+//! where the statements of many requests are pipelined together, as tokio-postgres does for
+//! TFB's Rust entries; a request's N reads take a connection of their own.
 
 use moria_orm::pg::types::ToSql;
 use moria_orm::pg::{Pool, PoolOptions, Row};
@@ -64,9 +67,19 @@ impl PgStore {
         Ok(())
     }
 
+    /// Runs one statement on a shared (pipelined) connection, or on a pooled one when the
+    /// pool has none.
+    fn single(&self, sql: &str, params: &[&(dyn ToSql + Sync)]) -> Result<Vec<Row>> {
+        Ok(match self.pool.shared() {
+            Some(shared) => shared?.query(sql, params)?,
+            None => self.pool.acquire()?.query(sql, params)?,
+        })
+    }
+
     /// See [`super::Store::world`].
     pub fn world(&self, id: i32) -> Result<World> {
-        world(&self.pool.acquire()?.query_one(SELECT_WORLD, &[&id])?)
+        let rows = self.single(SELECT_WORLD, &[&id])?;
+        world(rows.first().ok_or("World row not found")?)
     }
 
     /// See [`super::Store::worlds`]: one SELECT per id, all in one round trip.
@@ -88,29 +101,20 @@ impl PgStore {
 
     /// See [`super::Store::all_worlds`].
     pub fn all_worlds(&self) -> Result<Vec<World>> {
-        self.pool
-            .acquire()?
-            .query(SELECT_ALL, &[])?
-            .iter()
-            .map(world)
-            .collect()
+        self.single(SELECT_ALL, &[])?.iter().map(world).collect()
     }
 
     /// See [`super::Store::update`].
     pub fn update(&self, rows: &[World]) -> Result<()> {
         let ids: Vec<i32> = rows.iter().map(|w| w.id).collect();
         let numbers: Vec<i32> = rows.iter().map(|w| w.random_number).collect();
-        self.pool
-            .acquire()?
-            .execute(UPDATE_WORLDS, &[&ids, &numbers])?;
+        self.single(UPDATE_WORLDS, &[&ids, &numbers])?;
         Ok(())
     }
 
     /// See [`super::Store::fortunes`].
     pub fn fortunes(&self) -> Result<Vec<Fortune>> {
-        self.pool
-            .acquire()?
-            .query(SELECT_FORTUNES, &[])?
+        self.single(SELECT_FORTUNES, &[])?
             .iter()
             .map(|r| {
                 Ok(Fortune {
