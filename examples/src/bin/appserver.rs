@@ -21,7 +21,6 @@ use moria_crypto::jwt::{JwtKey, Validation};
 use moria_http::{Router, Server};
 use moria_orm::rest::{BasicAuth, JwtAuth};
 use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
-use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::shutdown;
 
 model! {
@@ -110,10 +109,7 @@ fn open_db(args: &Args) -> moria_orm::Result<Db> {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let logger =
-        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("info")).build();
-    let max = logger.filter();
-    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
+    moria_examples::init_logging("info")?;
     let args = Args::parse();
     let db = open_db(&args)?;
     log::info!("database: {:?}", db.backend());

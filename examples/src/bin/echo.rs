@@ -6,9 +6,8 @@ use std::io::{Read, Write};
 use std::time::Duration;
 
 use clap::Parser;
-use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::net::TcpListener;
-use moria_runtime::{shutdown, spawn, stats, Deadline, Runtime};
+use moria_runtime::{shutdown, spawn, stats, Deadline};
 
 /// Command-line flags (each has a `MORIA_*` environment equivalent).
 #[derive(Parser, Debug)]
@@ -26,18 +25,9 @@ struct Args {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let logger = env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("info,may=warn"),
-    )
-    .build();
-    let max = logger.filter();
-    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
+    moria_examples::init_logging("info,may=warn")?;
     let args = Args::parse();
-    let mut builder = Runtime::builder().from_env()?;
-    if let Some(n) = args.workers {
-        builder = builder.workers(n);
-    }
-    let runtime = builder.build()?;
+    let runtime = moria_examples::start_runtime(args.workers)?;
     shutdown::listen_for_signals()?;
 
     let mut listener = TcpListener::bind(args.listen.as_str())?;

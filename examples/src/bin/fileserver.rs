@@ -23,8 +23,7 @@ use moria_crypto::pki::Pki;
 use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::compress::Compression;
 use moria_http::{Server, StaticFiles};
-use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
-use moria_runtime::{shutdown, Runtime};
+use moria_runtime::shutdown;
 
 /// Command-line flags (each has a `MORIA_*` environment equivalent).
 #[derive(Parser, Debug)]
@@ -84,18 +83,8 @@ struct Args {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
     let access = if args.access_log { "info" } else { "warn" };
-    let logger = env_logger::Builder::from_env(
-        env_logger::Env::default()
-            .default_filter_or(format!("info,may=warn,moria_http::access={access}")),
-    )
-    .build();
-    let max = logger.filter();
-    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
-    let mut builder = Runtime::builder().from_env()?;
-    if let Some(n) = args.workers {
-        builder = builder.workers(n);
-    }
-    let runtime = builder.build()?;
+    moria_examples::init_logging(&format!("info,may=warn,moria_http::access={access}"))?;
+    let runtime = moria_examples::start_runtime(args.workers)?;
     let workers = runtime.config().workers;
 
     let files = StaticFiles::builder(&args.root)

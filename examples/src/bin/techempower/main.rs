@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use moria_http::{BoxError, Server};
-use moria_runtime::{shutdown, Runtime};
+use moria_runtime::shutdown;
 
 use args::Args;
 use store::Store;
@@ -50,11 +50,7 @@ fn prepare(args: &Args, workers: usize) -> Result<Option<routes::App>, BoxError>
 }
 
 fn run(args: Args) -> Result<(), BoxError> {
-    let mut rt = Runtime::builder();
-    if let Some(n) = args.workers {
-        rt = rt.workers(n);
-    }
-    let rt = rt.build()?;
+    let rt = moria_examples::start_runtime(args.workers)?;
     let workers = rt.config().workers;
     // Database work runs in a fiber, like everything the server does later.
     let listen = args.listen.clone();
@@ -80,9 +76,17 @@ fn run(args: Args) -> Result<(), BoxError> {
 fn main() {
     // Per-request access lines and the engine's fd notes would dominate a benchmark.
     let filter = "info,moria_http::access=warn,may=warn";
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(filter)).init();
-    if let Err(e) = run(Args::parse()) {
+    if let Err(e) = moria_examples::init_logging(filter) {
+        eprintln!("techempower: {e}");
+        std::process::exit(1);
+    }
+    let result = run(Args::parse());
+    if let Err(e) = &result {
         log::error!("{e}");
+    }
+    // The queued logger writes on its own thread: let it finish before the process ends.
+    log::logger().flush();
+    if result.is_err() {
         std::process::exit(1);
     }
 }

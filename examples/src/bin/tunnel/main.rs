@@ -16,9 +16,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use moria_http::client::Client;
-use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
 use moria_runtime::net::TcpListener;
-use moria_runtime::{shutdown, spawn, Deadline, Runtime};
+use moria_runtime::{shutdown, spawn, Deadline};
 
 use ends::{Failure, Inbound, Outbound};
 
@@ -70,17 +69,8 @@ fn main() -> ExitCode {
 }
 
 fn run(args: Args) -> Result<(), Failure> {
-    let logger = env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("info,may=warn"),
-    )
-    .build();
-    let max = logger.filter();
-    QueuedLogger::start(logger, DEFAULT_CAPACITY)?.install(max)?;
-    let mut builder = Runtime::builder().from_env()?;
-    if let Some(n) = args.workers {
-        builder = builder.workers(n);
-    }
-    let runtime = builder.build()?;
+    moria_examples::init_logging("info,may=warn")?;
+    let runtime = moria_examples::start_runtime(args.workers)?;
     shutdown::listen_for_signals()?;
 
     let inbound = Inbound {

@@ -1,0 +1,30 @@
+//! What the example programs share: logging that never blocks a worker, and the runtime built
+//! from the `MORIA_*` environment and a `--workers` flag.
+
+use std::io;
+
+use moria_runtime::logger::{QueuedLogger, DEFAULT_CAPACITY};
+use moria_runtime::Runtime;
+
+/// Installs env_logger (filter from `RUST_LOG`, else `default_filter`) behind moria-runtime's
+/// `QueuedLogger`: records are formatted by the caller and written by one thread, so a stderr
+/// nobody reads costs dropped lines, never a stalled worker.
+pub fn init_logging(default_filter: &str) -> io::Result<()> {
+    let logger =
+        env_logger::Builder::from_env(env_logger::Env::default().default_filter_or(default_filter))
+            .build();
+    let max = logger.filter();
+    QueuedLogger::start(logger, DEFAULT_CAPACITY)?
+        .install(max)
+        .map_err(io::Error::other)
+}
+
+/// The runtime configured from the `MORIA_*` variables, with `workers` worker threads when
+/// given.
+pub fn start_runtime(workers: Option<usize>) -> moria_runtime::Result<Runtime> {
+    let mut builder = Runtime::builder().from_env()?;
+    if let Some(n) = workers {
+        builder = builder.workers(n);
+    }
+    builder.build()
+}
