@@ -45,7 +45,8 @@ struct Message {
 const JSON: &str = "application/json";
 
 fn json(res: &mut Response, value: &impl Serialize) -> HandlerResult {
-    res.content_type(JSON).body(serde_json::to_vec(value)?);
+    // Serialised into the response's own buffer, which keeps its capacity between requests.
+    serde_json::to_writer(res.content_type(JSON).body_mut(), value)?;
     Ok(())
 }
 
