@@ -215,11 +215,7 @@ struct Tinyproxy {
 
 impl Tinyproxy {
     fn start(dir: &Path) -> Tinyproxy {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = moria_runtime::net::spare_port().unwrap();
         let conf = dir.join("tinyproxy.conf");
         let settings = format!(
             "Port {port}\nListen 127.0.0.1\nTimeout 60\nAllow 127.0.0.1\nLogLevel Info\n\

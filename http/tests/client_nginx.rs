@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::peer::{free_port, Peer};
+use common::peer::Peer;
 use moria_crypto::Hasher;
 use moria_http::client::Client;
 
@@ -49,7 +49,7 @@ fn start_nginx() -> Peer {
     fs::create_dir_all(d.join("www")).unwrap();
     fs::write(d.join("www/hello.txt"), "hello from nginx\n".repeat(200)).unwrap();
     fs::write(d.join("www/big.bin"), big()).unwrap();
-    let port = free_port();
+    let port = moria_runtime::net::spare_port().expect("spare port");
     fs::write(d.join("nginx.conf"), config(d, port)).unwrap();
     let (conf, log) = (d.join("nginx.conf"), d.join("error.log"));
     let args = [

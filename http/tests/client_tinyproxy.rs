@@ -7,7 +7,7 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use common::peer::{free_port, Peer};
+use common::peer::Peer;
 use common::tls::start_tls;
 use common::*;
 use moria_http::client::{Client, Error};
@@ -23,7 +23,7 @@ fn hello(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
 fn start_tinyproxy() -> Peer {
     let dir = tempfile::tempdir().expect("tempdir");
     let d = dir.path().to_owned();
-    let port = free_port();
+    let port = moria_runtime::net::spare_port().expect("spare port");
     let conf = d.join("tinyproxy.conf");
     fs::write(
         &conf,

@@ -51,10 +51,8 @@ impl Nginx {
         fs::create_dir_all(dir.join("www"))?;
         fs::create_dir_all(dir.join("tmp"))?;
         fs::write(dir.join("www/file.bin"), vec![b'm'; FILE_SIZE])?;
-        // nginx cannot report a port it picked: take one that is free now.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port();
+        // nginx cannot report a port it picked: take a spare one.
+        let port = moria_runtime::net::spare_port()?;
         let d = dir.display();
         fs::write(
             dir.join("nginx.conf"),

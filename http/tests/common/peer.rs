@@ -1,16 +1,11 @@
-//! Real peers started by a test (nginx, tinyproxy): a free port for their configuration, the
-//! process started in the foreground, waited for until it accepts connections, killed on drop.
+//! Real peers started by a test (nginx, tinyproxy): the process started in the foreground,
+//! waited for until it accepts connections, killed on drop. They cannot listen on port 0 and
+//! report the port back, so their configuration names a `moria_runtime::net::spare_port`.
 
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use super::wait_until;
-
-/// A port free right now (these daemons cannot listen on port 0 and report the port back).
-pub fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
 
 /// A running peer; killed when dropped, passing test or not.
 pub struct Peer {

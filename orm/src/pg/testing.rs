@@ -9,12 +9,13 @@
 //! Missing binaries are an error naming the package to install — never a silent skip.
 
 use std::io::Write;
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+
+use moria_runtime::net::spare_port;
 
 use super::config::{Config, Host, SslMode};
 
@@ -27,6 +28,9 @@ pub const TEST_MD5_USER: &str = "moria_md5";
 pub const TEST_CLEARTEXT_USER: &str = "moria_clear";
 /// How long the server may take to start.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Ports tried when the one picked is taken before the server binds it (by a process outside
+/// this one: within it, [`spare_port`] never repeats).
+const PORT_ATTEMPTS: usize = 3;
 
 /// A running throwaway PostgreSQL; stopped and deleted on drop.
 #[derive(Debug)]
@@ -131,13 +135,6 @@ fn is_zombie(pid: &str) -> bool {
         .unwrap_or(true)
 }
 
-fn free_port() -> Result<u16, String> {
-    let l = TcpListener::bind("127.0.0.1:0").map_err(|e| format!("no free port: {e}"))?;
-    l.local_addr()
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))
-}
-
 impl TestServer {
     /// The server shared by the whole test process, started on first use. Panics with the
     /// reason (naming the package to install) when it cannot start.
@@ -180,16 +177,24 @@ impl TestServer {
         } else {
             None
         };
-        let server = TestServer {
-            port: free_port()?,
+        let mut server = TestServer {
+            port: 0,
             dir,
             bin,
             password,
             run_as,
         };
         server.init()?;
-        server.launch()?;
-        Ok(server)
+        let mut attempt = 1;
+        loop {
+            server.port = spare_port().map_err(|e| format!("no free port: {e}"))?;
+            match server.launch() {
+                Err(e) if e.contains("Address already in use") && attempt < PORT_ATTEMPTS => {
+                    attempt += 1
+                }
+                done => return done.map(|()| server),
+            }
+        }
     }
 
     fn command(&self, program: &str) -> Command {

@@ -9,12 +9,14 @@
 //! | accept loop with deadline and shutdown token | `accept.rs` |
 //! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
 //! | [`ParkingLot`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
+//! | [`spare_port`]: a loopback port for a child process to listen on | `port.rs` |
 
 mod accept;
 mod bind;
 mod delegate;
 mod epoll;
 mod park;
+mod port;
 mod ready;
 mod tcp;
 mod udp;
@@ -22,6 +24,7 @@ mod unix;
 
 pub use bind::{ListenOptions, DEFAULT_BACKLOG};
 pub use park::{ParkingLot, Wake, DEADLINE_TICK};
+pub use port::spare_port;
 pub use ready::writable_now;
 pub use tcp::{TcpListener, TcpReader, TcpStream, TcpWriter};
 pub use udp::UdpSocket;

@@ -1,7 +1,7 @@
 //! The servers under comparison: each started pinned to the server CPUs on a loopback port,
 //! waited for, and stopped with SIGTERM (then SIGKILL) when dropped.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -95,9 +95,10 @@ pub struct Running {
     pub https: Option<SocketAddr>,
 }
 
+/// An address for a server to listen on: the peers cannot report a port they picked.
 fn free_addr() -> Result<SocketAddr, String> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
+    moria_runtime::net::spare_port()
+        .map(|port| SocketAddr::from(([127, 0, 0, 1], port)))
         .map_err(|e| format!("no free port: {e}"))
 }
 
