@@ -138,3 +138,67 @@ fn write_with_waits_for_room_and_honours_the_write_timeout() {
     drop(hold_tx);
     assert_eq!(err.kind(), ErrorKind::TimedOut);
 }
+
+/// The socket option `opt` (SO_RCVTIMEO or SO_SNDTIMEO) as the kernel has it.
+fn socket_timeout_option(fd: std::os::fd::RawFd, opt: libc::c_int) -> Duration {
+    let mut tv = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut len = std::mem::size_of::<libc::timeval>() as libc::socklen_t;
+    // SAFETY: `tv` and `len` are valid for writes and `len` is `tv`'s size.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&mut tv as *mut libc::timeval).cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "getsockopt: {}", std::io::Error::last_os_error());
+    Duration::new(tv.tv_sec as u64, tv.tv_usec as u32 * 1000)
+}
+
+#[test]
+fn timeouts_reach_the_engine_only_when_a_call_has_to_wait() {
+    runtime();
+    let peer_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut s = TcpStream::connect(peer_listener.local_addr().unwrap()).unwrap();
+    let (mut peer, _) = peer_listener.accept().unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
+    peer.write_all(b"hello").unwrap();
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd; waits for the bytes to be readable.
+    assert_eq!(unsafe { libc::poll(&mut pfd, 1, -1) }, 1);
+
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    assert_eq!(s.read_timeout().unwrap(), Some(Duration::from_secs(5)));
+    let mut buf = [0u8; 16];
+    assert_eq!(s.read(&mut buf).unwrap(), 5, "the bytes were there");
+    s.write_all(b"back").unwrap();
+    assert_eq!(common::read_n(&mut peer, 4), b"back");
+    assert_eq!(socket_timeout_option(fd, libc::SO_RCVTIMEO), Duration::ZERO);
+    assert_eq!(socket_timeout_option(fd, libc::SO_SNDTIMEO), Duration::ZERO);
+
+    for ms in [30, 60] {
+        s.set_read_timeout(Some(Duration::from_millis(ms))).unwrap();
+        let err = s.read(&mut buf).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::TimedOut, "nothing came in {ms} ms");
+        // The kernel keeps the option in clock ticks (HZ 100 to 1000), rounded up.
+        let option = socket_timeout_option(fd, libc::SO_RCVTIMEO);
+        let wanted = Duration::from_millis(ms);
+        assert!(
+            option >= wanted && option <= wanted + Duration::from_millis(10),
+            "handed over for the wait: {option:?}, asked {wanted:?}"
+        );
+    }
+    peer.write_all(b"more").unwrap();
+    s.read_exact(&mut buf[..4]).unwrap();
+    assert_eq!(&buf[..4], b"more", "the stream goes on after a timeout");
+}

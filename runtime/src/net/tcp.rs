@@ -12,8 +12,9 @@ use std::time::Duration;
 
 use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
-use super::delegate::{engine_timeouts, forward_io};
+use super::delegate::forward_io;
 use super::ready::{self, Interest};
+use super::timeouts::{lazy_timeout_io, Timeouts};
 use crate::engine;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
@@ -77,7 +78,7 @@ impl TcpListener {
             let (s, peer) = listener.inner().accept()?;
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
             let inner = adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
-            Ok((TcpStream { inner }, peer))
+            Ok((TcpStream::adopted(inner), peer))
         };
         accept_loop(listener, try_accept, deadline, token)
     }
@@ -98,16 +99,24 @@ impl AsRawFd for TcpListener {
 #[derive(Debug)]
 pub struct TcpStream {
     inner: may::net::TcpStream,
+    timeouts: Timeouts,
 }
 
 impl TcpStream {
+    fn adopted(inner: may::net::TcpStream) -> Self {
+        TcpStream {
+            inner,
+            timeouts: Timeouts::default(),
+        }
+    }
+
     /// Connects to `addr`; host names are resolved on the offload pool, never on a worker.
     pub fn connect(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         engine::ensure();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
         for a in resolve(addr)? {
             match may::net::TcpStream::connect(a) {
-                Ok(inner) => return Ok(TcpStream { inner }),
+                Ok(inner) => return Ok(TcpStream::adopted(inner)),
                 Err(e) => last = e,
             }
         }
@@ -117,8 +126,7 @@ impl TcpStream {
     /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
         engine::ensure();
-        may::net::TcpStream::connect_timeout(addr, engine::timeout(timeout))
-            .map(|inner| TcpStream { inner })
+        may::net::TcpStream::connect_timeout(addr, engine::timeout(timeout)).map(TcpStream::adopted)
     }
 
     /// The remote address.
@@ -136,16 +144,6 @@ impl TcpStream {
         self.inner.set_nodelay(nodelay)
     }
 
-    /// The read timeout in force.
-    pub fn read_timeout(&self) -> io::Result<Option<Duration>> {
-        self.inner.read_timeout()
-    }
-
-    /// The write timeout in force.
-    pub fn write_timeout(&self) -> io::Result<Option<Duration>> {
-        self.inner.write_timeout()
-    }
-
     /// Shuts down one or both directions.
     pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
         self.inner.shutdown(how)
@@ -153,6 +151,7 @@ impl TcpStream {
 
     /// Reads without consuming.
     pub fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.sync_read_timeout()?;
         self.inner.peek(buf)
     }
 
@@ -161,6 +160,7 @@ impl TcpStream {
     pub fn split(self) -> io::Result<(TcpReader, TcpWriter)> {
         let writer = TcpStream {
             inner: self.inner.try_clone()?,
+            timeouts: self.timeouts.duplicate(),
         };
         Ok((TcpReader { inner: self }, TcpWriter { inner: writer }))
     }
@@ -199,9 +199,7 @@ fn with_readiness(
     }
 }
 
-engine_timeouts!(TcpStream);
-forward_io!(read: TcpStream);
-forward_io!(write: TcpStream);
+lazy_timeout_io!(TcpStream);
 forward_io!(fd: TcpStream);
 
 /// The reading half of a split [`TcpStream`].

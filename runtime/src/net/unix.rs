@@ -10,8 +10,9 @@ use std::time::Duration;
 use may::io::CoIo;
 
 use super::accept::accept_loop;
-use super::delegate::{engine_timeouts, forward_io};
+use super::delegate::forward_io;
 use super::tcp::adopt;
+use super::timeouts::{lazy_timeout_io, Timeouts};
 use crate::engine;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
@@ -69,7 +70,7 @@ impl UnixListener {
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
             let inner =
                 adopt(|| unsafe { may::os::unix::net::UnixStream::from_raw_fd(s.into_raw_fd()) })?;
-            Ok((UnixStream { inner }, addr))
+            Ok((UnixStream::adopted(inner), addr))
         };
         accept_loop(listener, try_accept, deadline, token)
     }
@@ -84,20 +85,28 @@ impl UnixListener {
 #[derive(Debug)]
 pub struct UnixStream {
     inner: may::os::unix::net::UnixStream,
+    timeouts: Timeouts,
 }
 
 impl UnixStream {
+    fn adopted(inner: may::os::unix::net::UnixStream) -> Self {
+        UnixStream {
+            inner,
+            timeouts: Timeouts::default(),
+        }
+    }
+
     /// Connects to the socket at `path`.
     pub fn connect(path: impl AsRef<Path>) -> io::Result<Self> {
         engine::ensure();
-        may::os::unix::net::UnixStream::connect(path).map(|inner| UnixStream { inner })
+        may::os::unix::net::UnixStream::connect(path).map(UnixStream::adopted)
     }
 
     /// A connected pair.
     pub fn pair() -> io::Result<(Self, Self)> {
         engine::ensure();
         let (a, b) = may::os::unix::net::UnixStream::pair()?;
-        Ok((UnixStream { inner: a }, UnixStream { inner: b }))
+        Ok((UnixStream::adopted(a), UnixStream::adopted(b)))
     }
 
     /// Shuts down one or both directions.
@@ -109,12 +118,11 @@ impl UnixStream {
     pub fn split(self) -> io::Result<(UnixStream, UnixStream)> {
         let writer = UnixStream {
             inner: self.inner.try_clone()?,
+            timeouts: self.timeouts.duplicate(),
         };
         Ok((self, writer))
     }
 }
 
-engine_timeouts!(UnixStream);
-forward_io!(read: UnixStream);
-forward_io!(write: UnixStream);
+lazy_timeout_io!(UnixStream);
 forward_io!(fd: UnixStream);

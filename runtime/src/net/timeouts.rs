@@ -1,0 +1,236 @@
+//! Stream timeouts kept here and handed to the engine only when a call has to wait.
+//!
+//! The engine keeps a socket's read and write timeouts twice: in its own timer list (which is
+//! what makes a waiting call end with `TimedOut`) and as socket options, one `setsockopt`
+//! (`SO_RCVTIMEO`, `SO_SNDTIMEO`) each time one is set, although options mean nothing on a
+//! non-blocking socket. A server sets both on every connection, and changes the read timeout
+//! between phases (keep-alive wait, head, body); most of those calls never wait: the request is
+//! already there, the response fits the send buffer.
+//!
+//! So a stream remembers the timeout asked for beside the one the engine has. While they agree
+//! a call goes straight to the engine. When they differ, the call first tries its syscall
+//! without waiting; only when that finds nothing to do (`WouldBlock`) is the timeout handed to
+//! the engine, whose call then waits with it. The cost of the saving: a call that must wait
+//! right after a change makes one extra attempt (the engine's own first try repeats ours).
+
+use std::io::{self, IoSlice};
+use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// One direction's timeout, as whole milliseconds (0: none; the engine never gets a zero).
+#[derive(Debug, Default)]
+pub(crate) struct Timeout {
+    wanted: AtomicU64,
+    applied: AtomicU64,
+}
+
+fn to_ms(d: Option<Duration>) -> u64 {
+    d.map_or(0, |d| {
+        u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1)
+    })
+}
+
+fn from_ms(ms: u64) -> Option<Duration> {
+    (ms != 0).then(|| Duration::from_millis(ms))
+}
+
+impl Timeout {
+    /// Asks for `d` (already in the engine's whole milliseconds) from the next call on.
+    pub(crate) fn set(&self, d: Option<Duration>) {
+        self.wanted.store(to_ms(d), Ordering::Relaxed);
+    }
+
+    /// The timeout asked for.
+    pub(crate) fn get(&self) -> Option<Duration> {
+        from_ms(self.wanted.load(Ordering::Relaxed))
+    }
+
+    /// The timeout to hand to the engine before a call that may wait, or `None` when the engine
+    /// already has it.
+    pub(crate) fn pending(&self) -> Option<Option<Duration>> {
+        let wanted = self.wanted.load(Ordering::Relaxed);
+        (wanted != self.applied.load(Ordering::Relaxed)).then(|| from_ms(wanted))
+    }
+
+    /// Records that the engine now has `d`.
+    pub(crate) fn applied(&self, d: Option<Duration>) {
+        self.applied.store(to_ms(d), Ordering::Relaxed);
+    }
+
+    /// The same state, for a handle on a duplicated descriptor (the engine copies its timeouts
+    /// along).
+    pub(crate) fn duplicate(&self) -> Timeout {
+        Timeout {
+            wanted: AtomicU64::new(self.wanted.load(Ordering::Relaxed)),
+            applied: AtomicU64::new(self.applied.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+/// A stream's two timeouts.
+#[derive(Debug, Default)]
+pub(crate) struct Timeouts {
+    /// For reads.
+    pub(crate) read: Timeout,
+    /// For writes.
+    pub(crate) write: Timeout,
+}
+
+impl Timeouts {
+    /// See [`Timeout::duplicate`].
+    pub(crate) fn duplicate(&self) -> Timeouts {
+        Timeouts {
+            read: self.read.duplicate(),
+            write: self.write.duplicate(),
+        }
+    }
+}
+
+/// `Ok(n)` or the error of a raw syscall's return value.
+fn result(rc: isize) -> io::Result<usize> {
+    usize::try_from(rc).map_err(|_| io::Error::last_os_error())
+}
+
+/// One `read(2)` on the non-blocking `fd`, never waiting.
+pub(crate) fn read_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+    result(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
+}
+
+/// One `write(2)` on the non-blocking `fd`, never waiting.
+pub(crate) fn write_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for reads of `buf.len()` bytes.
+    result(unsafe { libc::write(fd, buf.as_ptr().cast(), buf.len()) })
+}
+
+/// One `writev(2)` on the non-blocking `fd` (at most `IOV_MAX` slices), never waiting.
+pub(crate) fn write_vectored_now(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+    let count = bufs.len().min(1024);
+    // SAFETY: `IoSlice` is ABI-compatible with `iovec` on Unix, and `count` slices are valid.
+    result(unsafe { libc::writev(fd, bufs.as_ptr().cast(), count as libc::c_int) })
+}
+
+/// Implements `Read`, `Write` and the timeout setters and getters for an engine stream
+/// wrapper with `inner` (the engine's stream) and `timeouts` ([`Timeouts`]) fields.
+macro_rules! lazy_timeout_io {
+    ($t:ty) => {
+        impl $t {
+            /// Read timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
+            pub fn set_read_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.timeouts
+                    .read
+                    .set(crate::engine::socket_timeout(timeout)?);
+                Ok(())
+            }
+
+            /// Write timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
+            pub fn set_write_timeout(
+                &self,
+                timeout: Option<std::time::Duration>,
+            ) -> std::io::Result<()> {
+                self.timeouts
+                    .write
+                    .set(crate::engine::socket_timeout(timeout)?);
+                Ok(())
+            }
+
+            /// The read timeout in force.
+            pub fn read_timeout(&self) -> std::io::Result<Option<std::time::Duration>> {
+                Ok(self.timeouts.read.get())
+            }
+
+            /// The write timeout in force.
+            pub fn write_timeout(&self) -> std::io::Result<Option<std::time::Duration>> {
+                Ok(self.timeouts.write.get())
+            }
+
+            /// Hands a changed read timeout to the engine before a call that waits with it.
+            fn sync_read_timeout(&self) -> std::io::Result<()> {
+                if let Some(t) = self.timeouts.read.pending() {
+                    self.inner.set_read_timeout(t)?;
+                    self.timeouts.read.applied(t);
+                }
+                Ok(())
+            }
+
+            /// Hands a changed write timeout to the engine before a call that waits with it.
+            fn sync_write_timeout(&self) -> std::io::Result<()> {
+                if let Some(t) = self.timeouts.write.pending() {
+                    self.inner.set_write_timeout(t)?;
+                    self.timeouts.write.applied(t);
+                }
+                Ok(())
+            }
+        }
+
+        impl std::io::Read for $t {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                if self.timeouts.read.pending().is_some() {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
+                    match crate::net::timeouts::read_now(fd, buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        done => return done,
+                    }
+                    self.sync_read_timeout()?;
+                }
+                self.inner.read(buf)
+            }
+        }
+
+        impl std::io::Write for $t {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                if self.timeouts.write.pending().is_some() {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
+                    match crate::net::timeouts::write_now(fd, buf) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        done => return done,
+                    }
+                    self.sync_write_timeout()?;
+                }
+                self.inner.write(buf)
+            }
+
+            fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
+                if self.timeouts.write.pending().is_some() {
+                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
+                    match crate::net::timeouts::write_vectored_now(fd, bufs) {
+                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                        done => return done,
+                    }
+                    self.sync_write_timeout()?;
+                }
+                self.inner.write_vectored(bufs)
+            }
+
+            fn flush(&mut self) -> std::io::Result<()> {
+                self.inner.flush()
+            }
+        }
+    };
+}
+
+pub(crate) use lazy_timeout_io;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pending_only_while_the_engine_has_another_timeout() {
+        let t = Timeout::default();
+        assert_eq!(t.pending(), None, "none asked, none applied");
+        t.set(Some(Duration::from_millis(20)));
+        assert_eq!(t.pending(), Some(Some(Duration::from_millis(20))));
+        t.applied(Some(Duration::from_millis(20)));
+        assert_eq!(t.pending(), None);
+        t.set(None);
+        assert_eq!(t.pending(), Some(None), "clearing is handed over too");
+        assert_eq!(t.get(), None);
+        let d = t.duplicate();
+        assert_eq!(d.pending(), Some(None));
+    }
+}
