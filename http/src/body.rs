@@ -128,6 +128,14 @@ impl<'a> RequestBody<'a> {
                 return BodyOutcome::MustClose;
             }
         }
+        self.drain_unread(max_drain)
+    }
+
+    /// Reads and drops what the handler left unread, up to `max_drain` bytes. Out of line: the
+    /// scratch buffer is a page, and a frame that size is probed on every call, so inlined
+    /// into `finish` it would touch a stack page for every request, bodyless ones too.
+    #[inline(never)]
+    fn drain_unread(&mut self, max_drain: u64) -> BodyOutcome {
         let mut scratch = [0u8; DRAIN_CHUNK];
         let mut drained = 0u64;
         loop {

@@ -96,7 +96,9 @@ impl Ranges {
             + self.trailer.len() as u64
     }
 
-    /// Writes every part to the transport.
+    /// Writes every part to the transport (out of line: its copy buffer would make any caller's
+    /// frame large).
+    #[inline(never)]
     pub(crate) fn write_to(self, out: &mut dyn Transport) -> io::Result<()> {
         let Ranges {
             mut source,

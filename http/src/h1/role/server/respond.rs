@@ -13,7 +13,7 @@ use crate::compress;
 use crate::h1::decode::Head;
 use crate::h1::encode::{encode_head, ConnHeader, Length};
 use crate::method::Version;
-use crate::response::Kind;
+use crate::response::{Kind, StreamFn};
 use crate::server::Counters;
 use crate::status::is_bodyless;
 use crate::transport::Transport;
@@ -110,43 +110,17 @@ impl Conn {
                 self.res.buf = buf;
                 r?;
             }
-            Kind::Reader(r, Some(n)) => {
-                self.flush(io)?;
-                let copied = io::copy(&mut r.take(n), io)?;
-                if copied != n {
-                    return Err(io::Error::new(
-                        io::ErrorKind::UnexpectedEof,
-                        "body reader shorter than its length",
-                    ));
-                }
-            }
-            Kind::Reader(mut r, None) => {
-                self.flush(io)?;
-                if length == Length::Chunked {
-                    let mut w = ChunkedWriter::new(&mut *io);
-                    io::copy(&mut r, &mut w)?;
-                    w.finish()?;
-                } else {
-                    io::copy(&mut r, io)?;
-                }
-            }
             Kind::File(mut f, offset, len) => {
                 self.flush(io)?;
                 io.send_file(&mut f, offset, len)?;
             }
+            Kind::Reader(r, len) => {
+                self.flush(io)?;
+                copy_reader(io, r, len, length)?;
+            }
             Kind::Stream(f) => {
                 self.flush(io)?;
-                if length == Length::Chunked {
-                    let mut w = BufWriter::with_capacity(STREAM_BUF, ChunkedWriter::new(&mut *io));
-                    f(&mut w)?;
-                    w.into_inner()
-                        .map_err(io::IntoInnerError::into_error)?
-                        .finish()?;
-                } else {
-                    let mut w = BufWriter::with_capacity(STREAM_BUF, &mut *io);
-                    f(&mut w)?;
-                    w.flush()?;
-                }
+                write_stream(io, f, length)?;
             }
             Kind::Ranges(r) => {
                 self.flush(io)?;
@@ -186,6 +160,56 @@ impl Conn {
             referer: field("referer"),
             user_agent: field("user-agent"),
         });
+    }
+}
+
+/// Copies a reader's body, framed as `length` says. Kept out of line, like [`write_stream`]:
+/// the copy buffer lives in this frame, and a frame over a page is probed page by page on every
+/// call, so inlined into the response path it would touch those stack pages for every response.
+#[inline(never)]
+fn copy_reader<T: Transport>(
+    io: &mut T,
+    mut r: Box<dyn Read + Send>,
+    len: Option<u64>,
+    length: Length,
+) -> io::Result<()> {
+    match len {
+        Some(n) => {
+            let copied = io::copy(&mut r.take(n), io)?;
+            if copied != n {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "body reader shorter than its length",
+                ));
+            }
+        }
+        None if length == Length::Chunked => {
+            let mut w = ChunkedWriter::new(&mut *io);
+            io::copy(&mut r, &mut w)?;
+            w.finish()?;
+        }
+        None => {
+            io::copy(&mut r, io)?;
+        }
+    }
+    Ok(())
+}
+
+/// Runs a streaming body's closure over a buffered writer, framed as `length` says (out of
+/// line: see [`copy_reader`]).
+#[inline(never)]
+fn write_stream<T: Transport>(io: &mut T, f: StreamFn, length: Length) -> io::Result<()> {
+    if length == Length::Chunked {
+        let mut w = BufWriter::with_capacity(STREAM_BUF, ChunkedWriter::new(&mut *io));
+        f(&mut w)?;
+        w.into_inner()
+            .map_err(io::IntoInnerError::into_error)?
+            .finish()
+            .map(drop)
+    } else {
+        let mut w = BufWriter::with_capacity(STREAM_BUF, &mut *io);
+        f(&mut w)?;
+        w.flush()
     }
 }
 
