@@ -4,10 +4,14 @@
 
 use std::io::{self, Read, Write};
 
-/// Inbound buffer size: room for a whole maximal TLS record (16 KiB + 2 KiB) with space left,
-/// so one socket read usually feeds a full record. Allocated at the first read, and again after
-/// [`MemIo::release`].
+/// Largest inbound buffer: room for a whole maximal TLS record (16 KiB + 2 KiB) with space
+/// left, so one socket read can feed a full record.
 pub(crate) const INBOUND_LEN: usize = 32 * 1024;
+/// First inbound buffer: a request's record or a handshake flight fits. OpenSSL takes the bytes
+/// out as it reads (it keeps partial records itself), so a smaller buffer only means more reads
+/// for large records: when a read fills the buffer, the next fill gets twice the room, up to
+/// [`INBOUND_LEN`]. Allocated at the first read, and again after [`MemIo::release`].
+pub(crate) const INBOUND_FIRST: usize = 4 * 1024;
 
 /// Buffers between OpenSSL and the socket.
 #[derive(Debug)]
@@ -15,6 +19,8 @@ pub(crate) struct MemIo {
     inbound: Vec<u8>,
     start: usize,
     end: usize,
+    /// Room the next socket read gets (grows while reads fill it).
+    read_room: usize,
     eof: bool,
     outbound: Vec<u8>,
 }
@@ -26,6 +32,7 @@ impl MemIo {
             inbound: Vec::new(),
             start: 0,
             end: 0,
+            read_room: INBOUND_FIRST,
             eof: false,
             outbound: Vec::new(),
         }
@@ -54,12 +61,10 @@ impl MemIo {
         }
     }
 
-    /// Allocates the inbound buffer if released, moves unread inbound bytes to the front;
-    /// fails when no room is left after them.
-    fn make_room(&mut self) -> io::Result<()> {
-        if self.inbound.is_empty() {
-            self.inbound = vec![0u8; INBOUND_LEN];
-        }
+    /// Moves unread inbound bytes to the front and makes room for `want` more after them
+    /// (allocating or growing the buffer, at most to [`INBOUND_LEN`]); fails when that does not
+    /// fit.
+    fn make_room(&mut self, want: usize) -> io::Result<()> {
         if self.start == self.end {
             self.start = 0;
             self.end = 0;
@@ -68,10 +73,13 @@ impl MemIo {
             self.end -= self.start;
             self.start = 0;
         }
-        if self.end == self.inbound.len() {
-            return Err(io::Error::other(
-                "TLS inbound buffer full while OpenSSL wants more",
-            ));
+        let need = self.end + want;
+        if need > INBOUND_LEN {
+            return Err(io::Error::other("TLS inbound buffer full"));
+        }
+        if need > self.inbound.len() {
+            let size = need.max(self.inbound.len() * 2).min(INBOUND_LEN);
+            self.inbound.resize(size, 0);
         }
         Ok(())
     }
@@ -82,11 +90,7 @@ impl MemIo {
             self.eof = true;
             return Ok(());
         }
-        self.make_room()?;
-        let room = self.inbound.len() - self.end;
-        if data.len() > room {
-            return Err(io::Error::other("TLS inbound buffer full"));
-        }
+        self.make_room(data.len())?;
         self.inbound[self.end..self.end + data.len()].copy_from_slice(data);
         self.end += data.len();
         Ok(())
@@ -104,15 +108,23 @@ impl MemIo {
 
     /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
     pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
-        self.make_room()?;
+        let want = self
+            .read_room
+            .min(INBOUND_LEN - (self.end - self.start))
+            .max(1);
+        self.make_room(want)?;
+        let room = &mut self.inbound[self.end..self.end + want];
         loop {
-            match sock.read(&mut self.inbound[self.end..]) {
+            match sock.read(room) {
                 Ok(0) => {
                     self.eof = true;
                     return Ok(());
                 }
                 Ok(n) => {
                     self.end += n;
+                    if n == want {
+                        self.read_room = (want * 2).min(INBOUND_LEN);
+                    }
                     return Ok(());
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
@@ -220,5 +232,26 @@ mod tests {
         io.feed(b"gh").unwrap();
         assert_eq!(io.read(&mut buf).unwrap(), 2);
         assert_eq!(&buf[..2], b"gh");
+    }
+
+    #[test]
+    fn the_inbound_buffer_starts_small_and_grows_while_reads_fill_it() {
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut sock = &data[..];
+        let mut io = MemIo::new();
+        let mut got = Vec::new();
+        let mut fills = Vec::new();
+        while !io.eof() {
+            io.fill_from(&mut sock).unwrap();
+            fills.push(io.end - io.start);
+            assert!(io.inbound.len() <= INBOUND_LEN);
+            io.read_to_end(&mut got).unwrap_or_else(|e| {
+                assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+                0
+            });
+        }
+        assert_eq!(got, data, "every byte, in order");
+        assert_eq!(&fills[..4], &[4096, 8192, 16384, 32768], "{fills:?}");
+        assert_eq!(fills[4], 32768, "stays at the largest size");
     }
 }
