@@ -1,4 +1,4 @@
-//! Delegation macros: the socket types wrap an inner socket and forward I/O and timeouts to it.
+//! Delegation macros: the socket types wrap an inner socket and forward I/O to it.
 
 /// Implements `Read`, `Write` (or both) and `AsRawFd` for a type by forwarding to `self.inner`.
 macro_rules! forward_io {
@@ -42,30 +42,4 @@ macro_rules! forward_io {
     };
 }
 
-/// Implements `set_read_timeout`/`set_write_timeout` on an engine socket wrapper, converting
-/// the timeout for the engine (whole milliseconds, zero refused).
-macro_rules! engine_timeouts {
-    ($t:ty) => {
-        impl $t {
-            /// Read timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
-            pub fn set_read_timeout(
-                &self,
-                timeout: Option<std::time::Duration>,
-            ) -> std::io::Result<()> {
-                self.inner
-                    .set_read_timeout(crate::engine::socket_timeout(timeout)?)
-            }
-
-            /// Write timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
-            pub fn set_write_timeout(
-                &self,
-                timeout: Option<std::time::Duration>,
-            ) -> std::io::Result<()> {
-                self.inner
-                    .set_write_timeout(crate::engine::socket_timeout(timeout)?)
-            }
-        }
-    };
-}
-
-pub(crate) use {engine_timeouts, forward_io};
+pub(crate) use forward_io;

@@ -10,7 +10,7 @@
 //! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
 //! | [`ParkingLot`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
 //! | [`spare_port`]: a loopback port for a child process to listen on | `port.rs` |
-//! | stream timeouts handed to the engine only when a call waits | `timeouts.rs` |
+//! | socket timeouts handed to the engine only when a call waits | `timeouts.rs` |
 
 mod accept;
 mod bind;

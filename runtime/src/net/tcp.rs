@@ -14,7 +14,7 @@ use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::forward_io;
 use super::ready::{self, Interest};
-use super::timeouts::{lazy_timeout_io, Timeouts};
+use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
 use crate::engine;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
@@ -199,6 +199,7 @@ fn with_readiness(
     }
 }
 
+timeouts!(TcpStream);
 lazy_timeout_io!(TcpStream);
 forward_io!(fd: TcpStream);
 

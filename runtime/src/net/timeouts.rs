@@ -1,4 +1,4 @@
-//! Stream timeouts kept here and handed to the engine only when a call has to wait.
+//! Socket timeouts kept here and handed to the engine only when a call has to wait.
 //!
 //! The engine keeps a socket's read and write timeouts twice: in its own timer list (which is
 //! what makes a waiting call end with `TimedOut`) and as socket options, one `setsockopt`
@@ -12,6 +12,8 @@
 //! without waiting; only when that finds nothing to do (`WouldBlock`) is the timeout handed to
 //! the engine, whose call then waits with it. The cost of the saving: a call that must wait
 //! right after a change makes one extra attempt (the engine's own first try repeats ours).
+//! Datagram sockets, whose timeouts rarely change, hand a changed one over before their next
+//! call.
 
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;
@@ -111,9 +113,9 @@ pub(crate) fn write_vectored_now(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<
     result(unsafe { libc::writev(fd, bufs.as_ptr().cast(), count as libc::c_int) })
 }
 
-/// Implements `Read`, `Write` and the timeout setters and getters for an engine stream
-/// wrapper with `inner` (the engine's stream) and `timeouts` ([`Timeouts`]) fields.
-macro_rules! lazy_timeout_io {
+/// Implements the timeout setters and getters, and the hand-over to the engine, for an engine
+/// socket wrapper with `inner` (the engine's socket) and `timeouts` ([`Timeouts`]) fields.
+macro_rules! timeouts {
     ($t:ty) => {
         impl $t {
             /// Read timeout; expiry is `TimedOut`. `None` waits forever; zero is refused.
@@ -166,7 +168,13 @@ macro_rules! lazy_timeout_io {
                 Ok(())
             }
         }
+    };
+}
 
+/// Implements `Read` and `Write` for a wrapper that has [`timeouts!`]: while the engine has
+/// another timeout, a call first tries its syscall without waiting (see the module docs).
+macro_rules! lazy_timeout_io {
+    ($t:ty) => {
         impl std::io::Read for $t {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
                 if self.timeouts.read.pending().is_some() {
@@ -213,7 +221,7 @@ macro_rules! lazy_timeout_io {
     };
 }
 
-pub(crate) use lazy_timeout_io;
+pub(crate) use {lazy_timeout_io, timeouts};
 
 #[cfg(test)]
 mod tests {

@@ -4,20 +4,25 @@ use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 
 use super::bind::first_addr;
-use super::delegate::{engine_timeouts, forward_io};
+use super::delegate::forward_io;
+use super::timeouts::{timeouts, Timeouts};
 use crate::engine;
 
 /// A UDP socket.
 #[derive(Debug)]
 pub struct UdpSocket {
     inner: may::net::UdpSocket,
+    timeouts: Timeouts,
 }
 
 impl UdpSocket {
     /// Binds `addr`; a host name is resolved on the offload pool, never on a worker.
     pub fn bind(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         engine::ensure();
-        may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket { inner })
+        may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket {
+            inner,
+            timeouts: Timeouts::default(),
+        })
     }
 
     /// Sets the default peer for `send`/`recv` (a host name is resolved on the offload pool).
@@ -32,21 +37,25 @@ impl UdpSocket {
 
     /// Sends one datagram to `addr`.
     pub fn send_to(&mut self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
+        self.sync_write_timeout()?;
         self.inner.send_to(buf, addr)
     }
 
     /// Receives one datagram and its sender.
     pub fn recv_from(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.sync_read_timeout()?;
         self.inner.recv_from(buf)
     }
 
     /// Sends to the connected peer.
     pub fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.sync_write_timeout()?;
         self.inner.send(buf)
     }
 
     /// Receives from the connected peer.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.sync_read_timeout()?;
         self.inner.recv(buf)
     }
 
@@ -57,9 +66,12 @@ impl UdpSocket {
 
     /// A second handle with its own descriptor, e.g. one fiber receiving while another sends.
     pub fn try_clone(&self) -> io::Result<Self> {
-        self.inner.try_clone().map(|inner| UdpSocket { inner })
+        self.inner.try_clone().map(|inner| UdpSocket {
+            inner,
+            timeouts: self.timeouts.duplicate(),
+        })
     }
 }
 
-engine_timeouts!(UdpSocket);
+timeouts!(UdpSocket);
 forward_io!(fd: UdpSocket);

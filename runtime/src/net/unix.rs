@@ -12,7 +12,7 @@ use may::io::CoIo;
 use super::accept::accept_loop;
 use super::delegate::forward_io;
 use super::tcp::adopt;
-use super::timeouts::{lazy_timeout_io, Timeouts};
+use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
 use crate::engine;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
@@ -124,5 +124,6 @@ impl UnixStream {
     }
 }
 
+timeouts!(UnixStream);
 lazy_timeout_io!(UnixStream);
 forward_io!(fd: UnixStream);
