@@ -151,7 +151,9 @@ impl TcpStream {
 
     /// Reads without consuming.
     pub fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.sync_read_timeout()?;
+        self.timeouts
+            .read
+            .hand_over(|t| self.inner.set_read_timeout(t))?;
         self.inner.peek(buf)
     }
 

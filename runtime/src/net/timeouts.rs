@@ -60,6 +60,34 @@ impl Timeout {
         self.applied.store(to_ms(d), Ordering::Relaxed);
     }
 
+    /// Hands a changed timeout to the engine with `apply`, before a call that may wait.
+    pub(crate) fn hand_over(
+        &self,
+        apply: impl FnOnce(Option<Duration>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        if let Some(t) = self.pending() {
+            apply(t)?;
+            self.applied(t);
+        }
+        Ok(())
+    }
+
+    /// While the engine has another timeout: runs `now` (the call's syscall, never waiting)
+    /// and gives back its outcome unless it would block; then, or when the engine already has
+    /// the timeout, hands it over and returns `None`: the engine's call is to run and may wait.
+    pub(crate) fn first_try<R>(
+        &self,
+        now: impl FnOnce() -> io::Result<R>,
+        apply: impl FnOnce(Option<Duration>) -> io::Result<()>,
+    ) -> Option<io::Result<R>> {
+        self.pending()?;
+        match now() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            done => return Some(done),
+        }
+        self.hand_over(apply).err().map(Err)
+    }
+
     /// The same state, for a handle on a duplicated descriptor (the engine copies its timeouts
     /// along).
     pub(crate) fn duplicate(&self) -> Timeout {
@@ -113,8 +141,9 @@ pub(crate) fn write_vectored_now(fd: RawFd, bufs: &[IoSlice<'_>]) -> io::Result<
     result(unsafe { libc::writev(fd, bufs.as_ptr().cast(), count as libc::c_int) })
 }
 
-/// Implements the timeout setters and getters, and the hand-over to the engine, for an engine
-/// socket wrapper with `inner` (the engine's socket) and `timeouts` ([`Timeouts`]) fields.
+/// Implements the timeout setters and getters for an engine socket wrapper with a `timeouts`
+/// ([`Timeouts`]) field; its calls hand them to the engine with [`Timeout::hand_over`] or
+/// [`Timeout::first_try`].
 macro_rules! timeouts {
     ($t:ty) => {
         impl $t {
@@ -149,41 +178,25 @@ macro_rules! timeouts {
             pub fn write_timeout(&self) -> std::io::Result<Option<std::time::Duration>> {
                 Ok(self.timeouts.write.get())
             }
-
-            /// Hands a changed read timeout to the engine before a call that waits with it.
-            fn sync_read_timeout(&self) -> std::io::Result<()> {
-                if let Some(t) = self.timeouts.read.pending() {
-                    self.inner.set_read_timeout(t)?;
-                    self.timeouts.read.applied(t);
-                }
-                Ok(())
-            }
-
-            /// Hands a changed write timeout to the engine before a call that waits with it.
-            fn sync_write_timeout(&self) -> std::io::Result<()> {
-                if let Some(t) = self.timeouts.write.pending() {
-                    self.inner.set_write_timeout(t)?;
-                    self.timeouts.write.applied(t);
-                }
-                Ok(())
-            }
         }
     };
 }
 
-/// Implements `Read` and `Write` for a wrapper that has [`timeouts!`]: while the engine has
+/// Implements `Read` and `Write` for a wrapper with `inner` (the engine's stream) and
+/// `timeouts` fields, through [`Timeout::first_try`]: while the engine has
 /// another timeout, a call first tries its syscall without waiting (see the module docs).
 macro_rules! lazy_timeout_io {
     ($t:ty) => {
         impl std::io::Read for $t {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-                if self.timeouts.read.pending().is_some() {
-                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
-                    match crate::net::timeouts::read_now(fd, buf) {
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                        done => return done,
-                    }
-                    self.sync_read_timeout()?;
+                let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                let now = || crate::net::timeouts::read_now(fd, buf);
+                if let Some(done) = self
+                    .timeouts
+                    .read
+                    .first_try(now, |t| inner.set_read_timeout(t))
+                {
+                    return done;
                 }
                 self.inner.read(buf)
             }
@@ -191,25 +204,27 @@ macro_rules! lazy_timeout_io {
 
         impl std::io::Write for $t {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-                if self.timeouts.write.pending().is_some() {
-                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
-                    match crate::net::timeouts::write_now(fd, buf) {
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                        done => return done,
-                    }
-                    self.sync_write_timeout()?;
+                let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                let now = || crate::net::timeouts::write_now(fd, buf);
+                if let Some(done) = self
+                    .timeouts
+                    .write
+                    .first_try(now, |t| inner.set_write_timeout(t))
+                {
+                    return done;
                 }
                 self.inner.write(buf)
             }
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
-                if self.timeouts.write.pending().is_some() {
-                    let fd = std::os::fd::AsRawFd::as_raw_fd(&self.inner);
-                    match crate::net::timeouts::write_vectored_now(fd, bufs) {
-                        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                        done => return done,
-                    }
-                    self.sync_write_timeout()?;
+                let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                let now = || crate::net::timeouts::write_vectored_now(fd, bufs);
+                if let Some(done) = self
+                    .timeouts
+                    .write
+                    .first_try(now, |t| inner.set_write_timeout(t))
+                {
+                    return done;
                 }
                 self.inner.write_vectored(bufs)
             }
@@ -240,5 +255,28 @@ mod tests {
         assert_eq!(t.get(), None);
         let d = t.duplicate();
         assert_eq!(d.pending(), Some(None));
+    }
+
+    #[test]
+    fn first_try_hands_the_timeout_over_only_when_the_call_would_block() {
+        let t = Timeout::default();
+        let never = || -> io::Result<usize> { unreachable!("in sync: the engine's call runs") };
+        assert!(t.first_try(never, |_| Ok(())).is_none());
+        t.set(Some(Duration::from_millis(20)));
+        let done = t.first_try(|| Ok(5), |_| panic!("not handed over"));
+        assert_eq!(done.unwrap().unwrap(), 5);
+        assert!(
+            t.pending().is_some(),
+            "still pending after a call that did not wait"
+        );
+        let mut handed = None;
+        let blocked = || -> io::Result<usize> { Err(io::ErrorKind::WouldBlock.into()) };
+        let apply = |d| {
+            handed = Some(d);
+            Ok(())
+        };
+        assert!(t.first_try(blocked, apply).is_none());
+        assert_eq!(handed, Some(Some(Duration::from_millis(20))));
+        assert_eq!(t.pending(), None);
     }
 }

@@ -37,25 +37,33 @@ impl UdpSocket {
 
     /// Sends one datagram to `addr`.
     pub fn send_to(&mut self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
-        self.sync_write_timeout()?;
+        self.timeouts
+            .write
+            .hand_over(|t| self.inner.set_write_timeout(t))?;
         self.inner.send_to(buf, addr)
     }
 
     /// Receives one datagram and its sender.
     pub fn recv_from(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.sync_read_timeout()?;
+        self.timeouts
+            .read
+            .hand_over(|t| self.inner.set_read_timeout(t))?;
         self.inner.recv_from(buf)
     }
 
     /// Sends to the connected peer.
     pub fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.sync_write_timeout()?;
+        self.timeouts
+            .write
+            .hand_over(|t| self.inner.set_write_timeout(t))?;
         self.inner.send(buf)
     }
 
     /// Receives from the connected peer.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.sync_read_timeout()?;
+        self.timeouts
+            .read
+            .hand_over(|t| self.inner.set_read_timeout(t))?;
         self.inner.recv(buf)
     }
 
