@@ -286,3 +286,44 @@ fn transport_timeouts_survive_the_handshake() {
     round_trip(&mut tls, b"x");
     server.join().unwrap().pop().unwrap().unwrap();
 }
+
+/// Bytes OpenSSL already holds are read without touching the socket: small reads drain a
+/// record while the peer sends nothing more, and reads after close_notify return end of stream
+/// at once while the peer keeps the connection open (a read that waited on the socket first
+/// would time out here).
+#[test]
+fn small_reads_and_reads_after_close_notify_never_wait_on_the_socket() {
+    let acceptor = TlsAcceptor::self_signed(&["localhost"]).unwrap();
+    let connector = trusting(&acceptor.certificate_pem().unwrap());
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (step_tx, step_rx) = mpsc::channel::<()>();
+    let server = thread::spawn(move || {
+        let (sock, _) = listener.accept().unwrap();
+        let mut tls = acceptor.accept(sock).unwrap();
+        tls.write_all(&pattern(1000, 7)).unwrap();
+        // Nothing more until the client has read every byte, then close_notify, and the
+        // connection stays open until the client has seen the end.
+        step_rx.recv().unwrap();
+        tls.shutdown().unwrap();
+        step_rx.recv().unwrap();
+    });
+    let sock = TcpStream::connect(addr).unwrap();
+    sock.set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut tls = connector.connect("localhost", sock).unwrap();
+    let mut got = Vec::new();
+    let mut chunk = [0u8; 10];
+    while got.len() < 1000 {
+        let n = tls.read(&mut chunk).unwrap();
+        assert!(n > 0, "end of stream after {} bytes", got.len());
+        got.extend_from_slice(&chunk[..n]);
+    }
+    assert_eq!(got, pattern(1000, 7));
+    step_tx.send(()).unwrap();
+    for _ in 0..3 {
+        assert_eq!(tls.read(&mut chunk).unwrap(), 0);
+    }
+    step_tx.send(()).unwrap();
+    server.join().unwrap();
+}

@@ -6,7 +6,7 @@ use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 use openssl::error::ErrorStack;
-use openssl::ssl::{self, ErrorCode, NameType, Ssl, SslStream};
+use openssl::ssl::{self, ErrorCode, NameType, ShutdownState, Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
 use super::engine::Engine;
@@ -155,6 +155,17 @@ impl<S> TlsStream<S> {
         self.ssl.ssl().pending() > 0 || self.ssl.get_ref().has_input()
     }
 
+    /// Whether a read can only go on with bytes from the transport: no decrypted bytes wait,
+    /// no received ones either, and neither end of stream nor close_notify arrived. Then asking
+    /// OpenSSL first would only return `WANT_READ` (a call and an error-queue round per read,
+    /// in the keep-alive wait of every request); OpenSSL keeps a partial record itself, which
+    /// needs more bytes too.
+    fn must_fill_first(&mut self) -> bool {
+        !self.has_buffered_input()
+            && !self.ssl.get_ref().eof()
+            && !self.ssl.get_shutdown().contains(ShutdownState::RECEIVED)
+    }
+
     /// Frees Moria's buffers while they hold nothing (the next read allocates again), for a
     /// connection about to sit idle; OpenSSL frees its own then too (`SSL_MODE_RELEASE_BUFFERS`
     /// is set on every context of this crate).
@@ -215,6 +226,9 @@ impl<S> TlsStream<S> {
 
 impl<S: Read + Write> Read for TlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !buf.is_empty() && self.must_fill_first() {
+            self.ssl.get_mut().fill_from(&mut self.sock)?;
+        }
         let op = |s: &mut SslStream<MemIo>| match s.ssl_read(buf) {
             Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
             other => other,
