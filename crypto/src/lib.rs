@@ -46,8 +46,12 @@
 //! then OpenSSL holds no per-thread state for it. The error queue is also cleared before each
 //! call, so leftovers from unrelated code on the thread cannot confuse `SSL_get_error`. The
 //! same holds for the catalogue: every call is one or a few synchronous OpenSSL calls with no
-//! I/O in between. The cost is one copy of received ciphertext (socket → inbound buffer);
-//! the alternatives were pinning each TLS connection to one thread (gives up the scheduler)
+//! I/O in between. The cost is one copy of received ciphertext (socket → inbound buffer).
+//! Sent ciphertext is not copied on a socket that is always non-blocking (the runtime's,
+//! [`SocketTimeouts::nonblocking_fd`]): inside the call, each record goes out with one
+//! `write(2)` that never waits, and only what the socket does not take at once is kept in the
+//! outbound buffer for the fiber to send (measured in bench/README.md, "Benchmarking"). The
+//! alternatives were pinning each TLS connection to one thread (gives up the scheduler)
 //! or auditing every yield point inside OpenSSL (not ours to keep true across versions).
 //! `tests/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
 //! handshakes and 1 MiB checksummed echoes, twice, with zero errors, while 50 saboteur

@@ -1,8 +1,16 @@
 //! The in-memory transport OpenSSL talks to: an inbound buffer filled from the socket and an
 //! outbound buffer drained to it, by the fiber, between OpenSSL calls. Reads from an empty
 //! inbound buffer say `WouldBlock`, so OpenSSL returns `WANT_READ` instead of ever waiting.
+//!
+//! On a non-blocking socket ([`MemIo::send_directly`]) records go out straight from OpenSSL's
+//! buffer: a `write(2)` that takes what fits and never waits, and only what it does not take is
+//! copied to the outbound buffer for the fiber to send (waiting if need be). That saves a copy
+//! of every record, and the outbound buffer stays empty (no memory) while the socket keeps up.
 
+use std::fs::File;
 use std::io::{self, Read, Write};
+use std::mem::ManuallyDrop;
+use std::os::fd::{FromRawFd, RawFd};
 
 /// Largest inbound buffer: room for a whole maximal TLS record (16 KiB + 2 KiB) with space
 /// left, so one socket read can feed a full record.
@@ -23,6 +31,8 @@ pub(crate) struct MemIo {
     read_room: usize,
     eof: bool,
     outbound: Vec<u8>,
+    /// The non-blocking socket records may be written to directly, if any.
+    direct: Option<RawFd>,
 }
 
 impl MemIo {
@@ -35,7 +45,14 @@ impl MemIo {
             read_room: INBOUND_FIRST,
             eof: false,
             outbound: Vec::new(),
+            direct: None,
         }
+    }
+
+    /// Lets [`Write`] send records to `fd` itself while nothing waits in the outbound buffer
+    /// (`None`: never). `fd` must be in non-blocking mode and stay open while this is set.
+    pub(crate) fn send_directly(&mut self, fd: Option<RawFd>) {
+        self.direct = fd;
     }
 
     /// Whether the socket reported end of stream.
@@ -162,12 +179,31 @@ impl Read for MemIo {
 
 impl Write for MemIo {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.outbound.extend_from_slice(buf);
+        let sent = match self.direct {
+            // Bytes already waiting go first: nothing may overtake them.
+            Some(fd) if self.outbound.is_empty() => write_now(fd, buf),
+            _ => 0,
+        };
+        self.outbound.extend_from_slice(&buf[sent..]);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+/// What one `write(2)` on the non-blocking `fd` took of `buf`. A full socket or an error sends
+/// nothing: the bytes are buffered, and the fiber's write meets the error (or waits) again.
+fn write_now(fd: RawFd, buf: &[u8]) -> usize {
+    // SAFETY: the caller of `send_directly` keeps `fd` open; `ManuallyDrop` never closes it.
+    let socket = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+    loop {
+        match (&*socket).write(buf) {
+            Ok(n) => return n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) => return 0,
+        }
     }
 }
 
@@ -232,6 +268,64 @@ mod tests {
         io.feed(b"gh").unwrap();
         assert_eq!(io.read(&mut buf).unwrap(), 2);
         assert_eq!(&buf[..2], b"gh");
+    }
+
+    #[test]
+    fn records_go_straight_to_a_nonblocking_socket_and_only_the_rest_is_buffered() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::net::UnixStream;
+
+        let (ours, mut peer) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        let mut io = MemIo::new();
+        io.send_directly(Some(ours.as_raw_fd()));
+        io.write_all(b"first").unwrap();
+        assert!(
+            !io.has_outbound(),
+            "a record the socket takes is not copied"
+        );
+        let mut got = [0u8; 5];
+        peer.read_exact(&mut got).unwrap();
+        assert_eq!(&got, b"first");
+
+        // More than the socket takes: the rest waits in order, and later records queue behind
+        // it even once the socket has room again.
+        let big: Vec<u8> = (0..4 << 20).map(|i: u32| (i % 253) as u8).collect();
+        io.write_all(&big).unwrap();
+        assert!(io.has_outbound(), "a full socket leaves bytes to send");
+        let mut head = vec![0u8; 64 * 1024];
+        peer.read_exact(&mut head).unwrap();
+        io.write_all(b"last").unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut all = head;
+            peer.read_to_end(&mut all).unwrap();
+            all
+        });
+        ours.set_nonblocking(false).unwrap();
+        io.send_directly(None);
+        io.flush_to(&mut &ours).unwrap();
+        drop(ours);
+        let mut want = big;
+        want.extend_from_slice(b"last");
+        assert!(reader.join().unwrap() == want, "every byte once, in order");
+    }
+
+    #[test]
+    fn a_direct_write_that_fails_leaves_the_error_to_the_fiber() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::net::UnixStream;
+
+        let (ours, peer) = UnixStream::pair().unwrap();
+        ours.set_nonblocking(true).unwrap();
+        drop(peer);
+        let mut io = MemIo::new();
+        io.send_directly(Some(ours.as_raw_fd()));
+        io.write_all(b"lost").unwrap();
+        assert!(io.has_outbound(), "nothing was sent, so it is kept");
+        assert_eq!(
+            io.flush_to(&mut &ours).unwrap_err().kind(),
+            io::ErrorKind::BrokenPipe
+        );
     }
 
     #[test]

@@ -41,13 +41,10 @@ enum Direction {
     Write,
 }
 
-impl<S: Read + Write> TlsStream<S> {
+impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
     /// Runs the handshake of `ssl` (already in connect or accept state) over `sock`, giving up
     /// after `timeout`.
-    pub(crate) fn handshake(ssl: Ssl, sock: S, timeout: Option<Duration>) -> Result<Self>
-    where
-        S: SocketTimeouts,
-    {
+    pub(crate) fn handshake(ssl: Ssl, sock: S, timeout: Option<Duration>) -> Result<Self> {
         let mut stream = TlsStream {
             ssl: Engine::new(SslStream::new(ssl, MemIo::new())?),
             sock,
@@ -83,7 +80,10 @@ impl<S: Read + Write> TlsStream<S> {
         loop {
             // Leftovers from unrelated code on this thread would confuse SSL_get_error.
             drop(ErrorStack::get());
+            // Asked each time: the transport may have been replaced through `get_mut`.
+            self.ssl.get_mut().send_directly(self.sock.nonblocking_fd());
             let result = op(&mut self.ssl);
+            self.ssl.get_mut().send_directly(None);
             let flushed = before_io(&mut self.sock, Direction::Write)
                 .and_then(|()| self.ssl.get_mut().flush_to(&mut self.sock));
             match result {
@@ -224,7 +224,7 @@ impl<S> TlsStream<S> {
     }
 }
 
-impl<S: Read + Write> Read for TlsStream<S> {
+impl<S: Read + Write + SocketTimeouts> Read for TlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !buf.is_empty() && self.must_fill_first() {
             self.ssl.get_mut().fill_from(&mut self.sock)?;
@@ -240,7 +240,7 @@ impl<S: Read + Write> Read for TlsStream<S> {
     }
 }
 
-impl<S: Read + Write> Write for TlsStream<S> {
+impl<S: Read + Write + SocketTimeouts> Write for TlsStream<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let chunk = &buf[..buf.len().min(MAX_WRITE_CHUNK)];
         match self.drive(|s| s.ssl_write(chunk), |_, _| Ok(())) {

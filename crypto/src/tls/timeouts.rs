@@ -1,6 +1,8 @@
-//! Socket timeouts, which the TLS handshake uses to enforce its deadline.
+//! Socket timeouts, which the TLS handshake uses to enforce its deadline, and the descriptor
+//! a session may write to without waiting.
 
 use std::io;
+use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
 /// A transport whose reads and writes can time out; expiry surfaces as an `io::Error`
@@ -14,11 +16,20 @@ pub trait SocketTimeouts {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
     /// Sets (or clears, with `None`) the timeout of each write.
     fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// The transport's descriptor when it is in non-blocking mode for its whole life, so that
+    /// a `write(2)` on it returns what fits at once and never waits: the session then sends
+    /// its records straight from OpenSSL's buffer (see `memio.rs`). `None` (the default):
+    /// every record is copied out and written through the transport.
+    fn nonblocking_fd(&self) -> Option<RawFd> {
+        None
+    }
 }
 
 /// Implements [`SocketTimeouts`] by forwarding to the type's inherent methods of the same names.
+/// `nonblocking` adds [`SocketTimeouts::nonblocking_fd`] for types whose descriptor is always
+/// non-blocking.
 macro_rules! forward_timeouts {
-    ($($ty:ty),*) => {$(
+    ($($ty:ty $(: $nonblocking:ident)?),*) => {$(
         impl SocketTimeouts for $ty {
             fn read_timeout(&self) -> io::Result<Option<Duration>> {
                 <$ty>::read_timeout(self)
@@ -35,12 +46,20 @@ macro_rules! forward_timeouts {
             fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
                 <$ty>::set_write_timeout(self, timeout)
             }
+
+            $(forward_timeouts!(@$nonblocking);)?
         }
     )*};
+    (@nonblocking) => {
+        fn nonblocking_fd(&self) -> Option<RawFd> {
+            Some(self.as_raw_fd())
+        }
+    };
 }
 
 forward_timeouts!(
-    moria_runtime::net::TcpStream,
+    // The engine puts every socket in non-blocking mode when it wraps it.
+    moria_runtime::net::TcpStream: nonblocking,
     std::net::TcpStream,
     std::os::unix::net::UnixStream
 );
@@ -60,6 +79,10 @@ impl<T: SocketTimeouts + ?Sized> SocketTimeouts for &mut T {
 
     fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         (**self).set_write_timeout(timeout)
+    }
+
+    fn nonblocking_fd(&self) -> Option<RawFd> {
+        (**self).nonblocking_fd()
     }
 }
 
