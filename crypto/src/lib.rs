@@ -47,9 +47,9 @@
 //! call, so leftovers from unrelated code on the thread cannot confuse `SSL_get_error`. The
 //! same holds for the catalogue: every call is one or a few synchronous OpenSSL calls with no
 //! I/O in between. The cost is one copy of received ciphertext (socket → inbound buffer).
-//! Sent ciphertext is not copied on a socket that is always non-blocking (the runtime's,
-//! [`SocketTimeouts::nonblocking_fd`]): inside the call, each record goes out with one
-//! `write(2)` that never waits, and only what the socket does not take at once is kept in the
+//! Sent ciphertext is not copied when the transport is a socket
+//! ([`SocketTimeouts::socket_fd`]): inside the call, each record goes out with one `send(2)`
+//! that never waits, and only what the socket does not take at once is kept in the
 //! outbound buffer for the fiber to send (measured in bench/README.md, "Benchmarking"). The
 //! alternatives were pinning each TLS connection to one thread (gives up the scheduler)
 //! or auditing every yield point inside OpenSSL (not ours to keep true across versions).

@@ -2,15 +2,13 @@
 //! outbound buffer drained to it, by the fiber, between OpenSSL calls. Reads from an empty
 //! inbound buffer say `WouldBlock`, so OpenSSL returns `WANT_READ` instead of ever waiting.
 //!
-//! On a non-blocking socket ([`MemIo::send_directly`]) records go out straight from OpenSSL's
-//! buffer: a `write(2)` that takes what fits and never waits, and only what it does not take is
+//! On a socket ([`MemIo::send_directly`]) records go out straight from OpenSSL's buffer: a
+//! `send(2)` that takes what fits and never waits, and only what it does not take is
 //! copied to the outbound buffer for the fiber to send (waiting if need be). That saves a copy
 //! of every record, and the outbound buffer stays empty (no memory) while the socket keeps up.
 
-use std::fs::File;
 use std::io::{self, Read, Write};
-use std::mem::ManuallyDrop;
-use std::os::fd::{FromRawFd, RawFd};
+use std::os::fd::RawFd;
 
 /// Largest inbound buffer: room for a whole maximal TLS record (16 KiB + 2 KiB) with space
 /// left, so one socket read can feed a full record.
@@ -31,7 +29,7 @@ pub(crate) struct MemIo {
     read_room: usize,
     eof: bool,
     outbound: Vec<u8>,
-    /// The non-blocking socket records may be written to directly, if any.
+    /// The socket records may be sent to directly, if any.
     direct: Option<RawFd>,
 }
 
@@ -49,8 +47,8 @@ impl MemIo {
         }
     }
 
-    /// Lets [`Write`] send records to `fd` itself while nothing waits in the outbound buffer
-    /// (`None`: never). `fd` must be in non-blocking mode and stay open while this is set.
+    /// Lets [`Write`] send records to the socket `fd` itself while nothing waits in the
+    /// outbound buffer (`None`: never). `fd` must stay open while this is set.
     pub(crate) fn send_directly(&mut self, fd: Option<RawFd>) {
         self.direct = fd;
     }
@@ -193,15 +191,18 @@ impl Write for MemIo {
     }
 }
 
-/// What one `write(2)` on the non-blocking `fd` took of `buf`. A full socket or an error sends
-/// nothing: the bytes are buffered, and the fiber's write meets the error (or waits) again.
+/// What one `send(2)` on the socket `fd` took of `buf`, without waiting. A full socket or an
+/// error sends nothing: the bytes are buffered, and the fiber's write meets the error (or
+/// waits) again.
 fn write_now(fd: RawFd, buf: &[u8]) -> usize {
-    // SAFETY: the caller of `send_directly` keeps `fd` open; `ManuallyDrop` never closes it.
-    let socket = ManuallyDrop::new(unsafe { File::from_raw_fd(fd) });
+    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
     loop {
-        match (&*socket).write(buf) {
+        // SAFETY: `buf` is valid for reads of `buf.len()` bytes; the caller of `send_directly`
+        // keeps `fd` open.
+        let rc = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) };
+        match usize::try_from(rc) {
             Ok(n) => return n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(_) if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return 0,
         }
     }
@@ -271,12 +272,11 @@ mod tests {
     }
 
     #[test]
-    fn records_go_straight_to_a_nonblocking_socket_and_only_the_rest_is_buffered() {
+    fn records_go_straight_to_the_socket_and_only_the_rest_is_buffered() {
         use std::os::fd::AsRawFd;
         use std::os::unix::net::UnixStream;
 
         let (ours, mut peer) = UnixStream::pair().unwrap();
-        ours.set_nonblocking(true).unwrap();
         let mut io = MemIo::new();
         io.send_directly(Some(ours.as_raw_fd()));
         io.write_all(b"first").unwrap();
@@ -301,7 +301,6 @@ mod tests {
             peer.read_to_end(&mut all).unwrap();
             all
         });
-        ours.set_nonblocking(false).unwrap();
         io.send_directly(None);
         io.flush_to(&mut &ours).unwrap();
         drop(ours);
@@ -316,7 +315,6 @@ mod tests {
         use std::os::unix::net::UnixStream;
 
         let (ours, peer) = UnixStream::pair().unwrap();
-        ours.set_nonblocking(true).unwrap();
         drop(peer);
         let mut io = MemIo::new();
         io.send_directly(Some(ours.as_raw_fd()));

@@ -80,10 +80,7 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
         loop {
             // Leftovers from unrelated code on this thread would confuse SSL_get_error.
             drop(ErrorStack::get());
-            // Asked each time: the transport may have been replaced through `get_mut`.
-            self.ssl.get_mut().send_directly(self.sock.nonblocking_fd());
             let result = op(&mut self.ssl);
-            self.ssl.get_mut().send_directly(None);
             let flushed = before_io(&mut self.sock, Direction::Write)
                 .and_then(|()| self.ssl.get_mut().flush_to(&mut self.sock));
             match result {
@@ -243,7 +240,14 @@ impl<S: Read + Write + SocketTimeouts> Read for TlsStream<S> {
 impl<S: Read + Write + SocketTimeouts> Write for TlsStream<S> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let chunk = &buf[..buf.len().min(MAX_WRITE_CHUNK)];
-        match self.drive(|s| s.ssl_write(chunk), |_, _| Ok(())) {
+        // One record, sent from OpenSSL's buffer (see `memio.rs`). Only here: a handshake or
+        // shutdown writes several records per call, which go out together in one write after
+        // it, as a peer that closes early (resetting the connection) would fail a second send.
+        // Asked each time, as the transport may have been replaced through `get_mut`.
+        self.ssl.get_mut().send_directly(self.sock.socket_fd());
+        let result = self.drive(|s| s.ssl_write(chunk), |_, _| Ok(()));
+        self.ssl.get_mut().send_directly(None);
+        match result {
             Ok(n) => Ok(n),
             Err(failure) => Err(self.io_error(failure)),
         }

@@ -16,20 +16,20 @@ pub trait SocketTimeouts {
     fn set_read_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
     /// Sets (or clears, with `None`) the timeout of each write.
     fn set_write_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
-    /// The transport's descriptor when it is in non-blocking mode for its whole life, so that
-    /// a `write(2)` on it returns what fits at once and never waits: the session then sends
-    /// its records straight from OpenSSL's buffer (see `memio.rs`). `None` (the default):
-    /// every record is copied out and written through the transport.
-    fn nonblocking_fd(&self) -> Option<RawFd> {
+    /// The descriptor of the socket this transport is, if it is one: the session then sends
+    /// each record straight from OpenSSL's buffer with a `send(2)` that never waits
+    /// (`MSG_DONTWAIT`), and copies only what the socket does not take at once (see
+    /// `memio.rs`). `None` (the default): every record is copied out and written through the
+    /// transport.
+    fn socket_fd(&self) -> Option<RawFd> {
         None
     }
 }
 
-/// Implements [`SocketTimeouts`] by forwarding to the type's inherent methods of the same names.
-/// `nonblocking` adds [`SocketTimeouts::nonblocking_fd`] for types whose descriptor is always
-/// non-blocking.
+/// Implements [`SocketTimeouts`] for a socket type by forwarding to its inherent methods of the
+/// same names.
 macro_rules! forward_timeouts {
-    ($($ty:ty $(: $nonblocking:ident)?),*) => {$(
+    ($($ty:ty),*) => {$(
         impl SocketTimeouts for $ty {
             fn read_timeout(&self) -> io::Result<Option<Duration>> {
                 <$ty>::read_timeout(self)
@@ -47,19 +47,15 @@ macro_rules! forward_timeouts {
                 <$ty>::set_write_timeout(self, timeout)
             }
 
-            $(forward_timeouts!(@$nonblocking);)?
+            fn socket_fd(&self) -> Option<RawFd> {
+                Some(self.as_raw_fd())
+            }
         }
     )*};
-    (@nonblocking) => {
-        fn nonblocking_fd(&self) -> Option<RawFd> {
-            Some(self.as_raw_fd())
-        }
-    };
 }
 
 forward_timeouts!(
-    // The engine puts every socket in non-blocking mode when it wraps it.
-    moria_runtime::net::TcpStream: nonblocking,
+    moria_runtime::net::TcpStream,
     std::net::TcpStream,
     std::os::unix::net::UnixStream
 );
@@ -81,8 +77,8 @@ impl<T: SocketTimeouts + ?Sized> SocketTimeouts for &mut T {
         (**self).set_write_timeout(timeout)
     }
 
-    fn nonblocking_fd(&self) -> Option<RawFd> {
-        (**self).nonblocking_fd()
+    fn socket_fd(&self) -> Option<RawFd> {
+        (**self).socket_fd()
     }
 }
 
