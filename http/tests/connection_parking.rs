@@ -216,3 +216,55 @@ fn a_tls_session_goes_on_intact_across_many_parks() {
     assert_eq!(sha256(&received), sha256(&sent));
     stop(&f.server);
 }
+
+/// Answered twice, a connection waits `park_after` in its fiber for the next request; it gives
+/// its working state back to the pool meanwhile, and the request that ends the wait is read
+/// whole however large (its first bytes land in a small buffer of the wait).
+#[test]
+fn a_connection_waiting_in_its_fiber_holds_no_working_state_and_takes_any_request() {
+    let filler: String = (0..60)
+        .map(|i| format!("X-Filler-{i}: {}\r\n", "v".repeat(60)))
+        .collect();
+    let body: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+    for tls in [false, true] {
+        let f = Fixture::start(
+            tls,
+            Server::builder()
+                .park_after(Duration::from_secs(60))
+                .keep_alive_timeout(Duration::from_secs(120)),
+            echo,
+        );
+        let waiting = || {
+            wait_until("the waiting connection's state back in the pool", || {
+                f.server.stats().pooled_states == 1
+            });
+        };
+        let mut s = f.connect();
+        assert_eq!(get(&mut *s, "/one"), "/one");
+        assert_eq!(get(&mut *s, "/two"), "/two");
+        waiting();
+
+        let mut big = format!(
+            "POST /big HTTP/1.1\r\nHost: a\r\n{filler}Content-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        big.extend_from_slice(&body);
+        s.write_all(&big).unwrap();
+        assert!(read_response(&mut *s, false).unwrap().body == body);
+        waiting();
+
+        let pair = format!(
+            "GET /p1 HTTP/1.1\r\nHost: a\r\n{filler}\r\nGET /p2 HTTP/1.1\r\nHost: a\r\n\r\n"
+        );
+        s.write_all(pair.as_bytes()).unwrap();
+        assert_eq!(read_response(&mut *s, false).unwrap().text(), "/p1");
+        assert_eq!(read_response(&mut *s, false).unwrap().text(), "/p2");
+        waiting();
+        assert_eq!(f.server.stats().parked, 0, "it waited in its fiber");
+
+        // A shutdown ends the wait.
+        stop(&f.server);
+        assert_closed(&mut *s);
+    }
+}

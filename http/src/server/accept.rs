@@ -1,8 +1,9 @@
 //! Accepting and serving: one fiber per listener accepts, takes a connection slot (or refuses
 //! the client with 503 at the cap), and starts a fiber for the connection, which runs the TLS
 //! handshake (if any) and the HTTP loop. When every answer is out and no byte of a next request
-//! has arrived, the connection gives its working state back, parks in the server's parking lot
-//! (no fiber, no buffers) and its fiber ends; when bytes arrive, the lot starts a new fiber.
+//! has arrived (within `park_after`, for a connection answered twice), the connection parks in
+//! the server's parking lot (no fiber, no buffers) and its fiber ends; when bytes arrive, the
+//! lot starts a new fiber.
 
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
@@ -162,11 +163,10 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
     });
 }
 
-/// Serves `conn` in the current fiber with a pooled working state until it is idle (then it
+/// Serves `conn` in the current fiber (with pooled working states) until it is idle (then it
 /// parks and this fiber ends) or done.
 fn serve(mut conn: Connection) {
     let shared = Arc::clone(&conn.shared);
-    let mut work = shared.conns.take();
     let ending = {
         let Connection {
             reg,
@@ -185,15 +185,14 @@ fn serve(mut conn: Connection) {
             counters: &shared.counters,
         };
         match io {
-            Io::Plain(stream) => h1::serve(stream, &ctx, &mut work, carry),
+            Io::Plain(stream) => h1::serve(stream, &ctx, &shared.conns, carry),
             Io::Tls(tls) => {
                 let (stream, info) = &mut **tls;
                 ctx.tls = Some(info);
-                h1::serve(stream, &ctx, &mut work, carry)
+                h1::serve(stream, &ctx, &shared.conns, carry)
             }
         }
     };
-    shared.conns.put(work);
     match ending {
         Ok(Ending::Idle) => {
             if let Io::Tls(tls) = &mut conn.io {

@@ -4,10 +4,12 @@
 //! and `status.rs` (the one status each decoding failure gets).
 //!
 //! The connection loop: read a batch, answer every complete request in it in order (pipelining),
-//! write all answers with one write, repeat until no bytes are left, then hand the connection
-//! back to be parked. The working state ([`Conn`]: buffers, parsed head, response) is taken
-//! from a pool for each run and returned when the connection parks or ends, so an idle
-//! connection holds none of it and nothing is allocated per request on the plain path.
+//! write all answers with one write, repeat until no bytes are left, then wait for the next
+//! request (up to `park_after`) or hand the connection back to be parked. The working state
+//! ([`Conn`]: buffers, parsed head, response) is taken from a pool for each batch of requests
+//! and returned as soon as the answers are out, so a waiting or parked connection holds none
+//! of it, the busy ones share the few states that are warm in the cache, and nothing is
+//! allocated per request on the plain path.
 
 use std::io;
 use std::net::SocketAddr;
@@ -106,20 +108,81 @@ pub(crate) struct Carry {
 /// one park and one fiber start; measured in bench/README.md ("Benchmarking", memory rows).
 const HOT_AFTER: u32 = 2;
 
-/// Serves requests on `io` with the pooled working state `conn` until the connection is idle
-/// (no byte of a next request buffered) or done.
+/// Room for the first bytes of a request that arrive while the connection waits without its
+/// working state (a typical request head fits; the rest is read after them).
+const WAIT_BUF: usize = 2 * 1024;
+
+/// Serves requests on `io` until the connection is idle (no byte of a next request arrived
+/// within `park_after`) or done. The working state comes from `pool` for each batch of requests
+/// and goes back while the connection waits for the next, so the waiting connections of a
+/// busy server share the few states that are warm in the cache.
 pub(crate) fn serve<T: Transport>(
     io: &mut T,
     ctx: &ConnCtx<'_>,
-    conn: &mut Conn,
+    pool: &ConnPool,
     carry: &mut Carry,
 ) -> io::Result<Ending> {
-    conn.read_timeout = carry.read_timeout;
-    conn.answered = carry.answered;
-    let result = conn.run(io, ctx);
-    carry.read_timeout = conn.read_timeout;
-    carry.answered = conn.answered;
-    result
+    let mut first = [0u8; WAIT_BUF];
+    let mut arrived = 0;
+    loop {
+        let mut conn = pool.take();
+        conn.read_timeout = carry.read_timeout;
+        conn.answered = carry.answered;
+        conn.rbuf[..arrived].copy_from_slice(&first[..arrived]);
+        conn.filled = arrived;
+        let result = conn.run(io, ctx, arrived > 0);
+        carry.read_timeout = conn.read_timeout;
+        carry.answered = conn.answered;
+        pool.put(conn);
+        match result? {
+            Step::End(ending) => return Ok(ending),
+            Step::Wait(wait) => match wait_for_bytes(io, ctx, carry, wait, &mut first)? {
+                Some(0) => return Ok(Ending::Closed),
+                Some(n) => arrived = n,
+                None => return Ok(Ending::Idle),
+            },
+        }
+    }
+}
+
+/// How a run of [`Conn::run`] ended.
+enum Step {
+    /// The connection ends its run.
+    End(Ending),
+    /// Every answer is out: wait this long for the next request without the working state.
+    Wait(Duration),
+}
+
+/// Waits up to `wait` for bytes of a next request, reading the first of them into `buf`:
+/// `Some(n)` bytes (0: the client closed), `None` when the time passed.
+fn wait_for_bytes<T: Transport>(
+    io: &mut T,
+    ctx: &ConnCtx<'_>,
+    carry: &mut Carry,
+    wait: Duration,
+    buf: &mut [u8],
+) -> io::Result<Option<usize>> {
+    ctx.state.idle.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    if ctx.token.is_triggered() {
+        return Ok(Some(0));
+    }
+    if carry.read_timeout != Some(wait) {
+        io.set_read_timeout(Some(wait))?;
+        carry.read_timeout = Some(wait);
+    }
+    let r = loop {
+        match io.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            r => break r,
+        }
+    };
+    ctx.state.idle.store(false, Ordering::SeqCst);
+    match r {
+        Ok(n) => Ok(Some(n)),
+        Err(e) if is_timeout(&e) => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// What the loop does after a request.
@@ -170,22 +233,27 @@ impl Conn {
         }
     }
 
-    /// One run: serves what arrives; when everything is answered it waits for the next request
-    /// up to `park_after` (once the connection has been answered [`HOT_AFTER`] times), then
-    /// ends the run so the connection parks. It parks at once, without waiting, when
-    /// `park_after` is zero or the connection is not yet hot and this run has read something;
-    /// a woken connection's first read finds its bytes there, a fresh one waits for its first
-    /// request up to `park_after` (the keep-alive timeout when `park_after` is zero).
-    fn run<T: Transport>(&mut self, io: &mut T, ctx: &ConnCtx<'_>) -> io::Result<Ending> {
+    /// One run: serves what arrives (`has_read`: the first bytes are already in `rbuf`); when
+    /// everything is answered it ends with [`Step::Wait`] for `park_after` (once the connection
+    /// has been answered [`HOT_AFTER`] times; [`serve`] waits without the working state), or
+    /// with [`Ending::Idle`] so the connection parks at once: when `park_after` is zero or the
+    /// connection is not yet hot and has read something. A woken connection's first read finds
+    /// its bytes there; a fresh one waits for its first request up to `park_after` (here for
+    /// the whole keep-alive timeout when `park_after` is zero or not shorter).
+    fn run<T: Transport>(
+        &mut self,
+        io: &mut T,
+        ctx: &ConnCtx<'_>,
+        mut has_read: bool,
+    ) -> io::Result<Step> {
         let limits = &ctx.cfg.limits;
-        let mut has_read = false;
         loop {
             self.now = now_secs();
             while self.start < self.filled {
                 let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
                     Ok(Some(b)) => b,
                     Ok(None) => break,
-                    Err(f) => return self.fail(io, ctx, f).map(|()| Ending::Closed),
+                    Err(f) => return self.fail(io, ctx, f).map(|()| Step::End(Ending::Closed)),
                 };
                 self.head_deadline = None;
                 let next = self.serve_one(io, ctx, bounds)?;
@@ -197,7 +265,7 @@ impl Conn {
                         if linger {
                             self.linger(io, ctx);
                         }
-                        return Ok(Ending::Closed);
+                        return Ok(Step::End(Ending::Closed));
                     }
                 }
             }
@@ -207,27 +275,31 @@ impl Conn {
                 self.start = 0;
                 self.filled = 0;
                 if ctx.token.is_triggered() {
-                    return Ok(Ending::Closed);
+                    return Ok(Step::End(Ending::Closed));
                 }
                 if has_read && io.has_buffered_input() {
                     // TLS bytes already received: the next head's clock runs.
                     idle = false;
                 } else if has_read && (limits.park_after.is_zero() || self.answered < HOT_AFTER) {
-                    return Ok(Ending::Idle);
+                    return Ok(Step::End(Ending::Idle));
                 }
             }
-            // Waiting for a new request: for `park_after` (then park), or for the whole
-            // keep-alive timeout when parking is off on a fresh connection.
+            // Waiting for a new request: for `park_after` without the working state (then
+            // park), or here for the whole keep-alive timeout when a fresh connection is not
+            // to park.
             let wait = match idle {
                 false => None,
                 true if limits.park_after.is_zero() => Some(limits.keep_alive_timeout),
-                true => Some(limits.park_after.min(limits.keep_alive_timeout)),
+                true if limits.park_after < limits.keep_alive_timeout => {
+                    return Ok(Step::Wait(limits.park_after));
+                }
+                true => Some(limits.keep_alive_timeout),
             };
             if let Some(wait) = wait {
                 ctx.state.idle.store(true, Ordering::SeqCst);
                 fence(Ordering::SeqCst);
                 if ctx.token.is_triggered() {
-                    return Ok(Ending::Closed);
+                    return Ok(Step::End(Ending::Closed));
                 }
                 self.set_read_timeout(io, wait)?;
             } else {
@@ -238,7 +310,7 @@ impl Conn {
                 if left.is_zero() {
                     return self
                         .fail(io, ctx, Failure::HeaderTimeout)
-                        .map(|()| Ending::Closed);
+                        .map(|()| Step::End(Ending::Closed));
                 }
                 self.set_read_timeout(io, left)?;
                 self.make_room(limits.max_head);
@@ -249,15 +321,14 @@ impl Conn {
             }
             has_read = true;
             match r {
-                Ok(0) => return Ok(Ending::Closed),
+                Ok(0) => return Ok(Step::End(Ending::Closed)),
                 Ok(n) => self.filled += n,
                 Err(e) if is_timeout(&e) => {
                     return match wait {
-                        Some(w) if w < limits.keep_alive_timeout => Ok(Ending::Idle),
-                        Some(_) => Ok(Ending::Closed),
+                        Some(_) => Ok(Step::End(Ending::Closed)),
                         None => self
                             .fail(io, ctx, Failure::HeaderTimeout)
-                            .map(|()| Ending::Closed),
+                            .map(|()| Step::End(Ending::Closed)),
                     };
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
