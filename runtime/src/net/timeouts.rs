@@ -12,14 +12,14 @@
 //! without waiting; only when that finds nothing to do (`WouldBlock`) is the timeout handed to
 //! the engine, whose call then waits with it. The cost of the saving: a call that must wait
 //! right after a change makes one extra attempt (the engine's own first try repeats ours).
+//! Datagram sockets, whose timeouts rarely change, hand a changed one over before their next
+//! call.
 //!
 //! A stream write always tries first, with `send(2)`: the engine's first try is `write(2)`,
 //! which on a socket also crosses the VFS layer (`vfs_write`, `rw_verify_area`, the file
 //! security hook; about 1% of a keep-alive hello request's CPU in `perf`), and a response
 //! nearly always fits the send buffer. Only a write that finds the socket full goes on to the
 //! engine, whose own try then repeats ours once before it waits.
-//! Datagram sockets, whose timeouts rarely change, hand a changed one over before their next
-//! call.
 
 use std::io::{self, IoSlice};
 use std::os::fd::RawFd;

@@ -111,6 +111,8 @@ const HOT_AFTER: u32 = 2;
 /// Room for the first bytes of a request that arrive while the connection waits without its
 /// working state (a typical request head fits; the rest is read after them).
 const WAIT_BUF: usize = 2 * 1024;
+// They are handed to a working state's read buffer, which is never smaller.
+const _: () = assert!(WAIT_BUF <= INIT_READ_BUF);
 
 /// Serves requests on `io` until the connection is idle (no byte of a next request arrived
 /// within `park_after`) or done. The working state comes from `pool` for each batch of requests
@@ -154,7 +156,8 @@ enum Step {
 }
 
 /// Waits up to `wait` for bytes of a next request, reading the first of them into `buf`:
-/// `Some(n)` bytes (0: the client closed), `None` when the time passed.
+/// `Some(n)` bytes (0: the client closed, or the server shuts down), `None` when the time
+/// passed. The connection counts as idle meanwhile, so a shutdown ends the wait at once.
 fn wait_for_bytes<T: Transport>(
     io: &mut T,
     ctx: &ConnCtx<'_>,
