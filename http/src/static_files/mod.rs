@@ -1,12 +1,12 @@
 //! [`StaticFiles`]: a [`Handler`] serving a directory tree — confinement, directories, caching
 //! headers, conditional and range requests, gzip — in three steps, after tower-http's
-//! `ServeDir`: validate the path, resolve it to an [`Outcome`](resolve::Outcome), build the
+//! `ServeDir`: validate the path, resolve it to an `Outcome`, build the
 //! response from the outcome.
 //!
 //! | file | job |
 //! |---|---|
 //! | `path.rs` | request path → relative path (pure): `..`, backslashes, controls, dot-files |
-//! | `open.rs` | [`Root`](open::Root): `openat2` beneath the root, what runs on the fiber and why |
+//! | `open.rs` | `Root`: `openat2` beneath the root, what runs on the fiber and why |
 //! | `resolve.rs` | method, path, open, directory/index/listing, `.gz` sibling → `Outcome` |
 //! | `respond.rs` | `Outcome` → status, headers, body (preconditions, ranges, gzip) |
 //! | `conditional.rs` | If-Match / If-Unmodified-Since / If-None-Match / If-Modified-Since (pure) |

@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-/// A protocol violation or limit breach; the connection answers with [`Failure::status`] and
+/// A protocol violation or limit breach; the connection answers with `Failure::status` and
 /// closes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Failure {

@@ -7,7 +7,7 @@ use super::failure::Failure;
 use super::fields::{list, parse_content_length};
 use crate::method::Version;
 
-/// How a request body is delimited: the request side of [`BodyFraming`] (a request never runs
+/// How a request body is delimited: the request side of `BodyFraming` (a request never runs
 /// until the close, rule 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Framing {
