@@ -21,6 +21,7 @@
 //!   loop, failure → status, the shared `Date` cache), `role/client/` (response head reading).
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.
+//! - `http_date` (private): IMF-fixdate text for `Date` and `Last-Modified`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
 //!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.
 #![warn(missing_docs)]
@@ -36,6 +37,7 @@ pub mod fuzzing;
 mod h1;
 pub mod handler;
 pub mod html;
+mod http_date;
 pub mod limits;
 pub mod method;
 pub mod percent;

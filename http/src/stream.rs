@@ -142,7 +142,7 @@ pub fn respond_stream(
         res.header("ETag", etag);
     }
     if let Some(t) = info.last_modified {
-        res.header("Last-Modified", httpdate::fmt_http_date(t));
+        res.header("Last-Modified", crate::http_date::format_time(t));
     }
     let outcome = match req.header("range") {
         Some(v) if req.method() == Method::Get && if_range_holds(req, info) => {

@@ -95,9 +95,7 @@ pub(crate) fn render(dir_path: &str, mut entries: Vec<Entry>, left_out: usize) -
         }
         html.push_str("</td><td>");
         match e.modified {
-            Some(t) => {
-                let _ = write!(html, "{}", httpdate::HttpDate::from(t));
-            }
+            Some(t) => html.extend(crate::http_date::format_time(t).map(char::from)),
             None => html.push('-'),
         }
         html.push_str("</td></tr>\n");

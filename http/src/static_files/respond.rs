@@ -6,10 +6,11 @@ use std::io;
 
 use super::body::{read_small, SMALL_FILE_MAX};
 use super::conditional::{evaluate, Conditions, Precondition};
-use super::meta::{ETag, HttpDateText};
+use super::meta::ETag;
 use super::resolve::{Encoding, Outcome, Served};
 use super::Settings;
 use crate::compress;
+use crate::http_date;
 use crate::limits::DEFAULT_MAX_RANGES;
 use crate::method::Method;
 use crate::request::Request;
@@ -69,10 +70,9 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
             return Ok(());
         }
         Precondition::NotModified => {
-            res.status(304).header("ETag", etag.as_str()).header(
-                "Last-Modified",
-                HttpDateText::new(stat.modified()).as_bytes(),
-            );
+            res.status(304)
+                .header("ETag", etag.as_str())
+                .header("Last-Modified", http_date::format_time(stat.modified()));
             common_headers(res, s, vary);
             return Ok(());
         }
@@ -100,10 +100,7 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         res.header("Accept-Ranges", "bytes");
     }
     res.header("ETag", etag.as_str())
-        .header(
-            "Last-Modified",
-            HttpDateText::new(stat.modified()).as_bytes(),
-        )
+        .header("Last-Modified", http_date::format_time(stat.modified()))
         .content_type(&content_type);
     if is_head {
         res.body(Body::reader(io::empty(), Some(size)));

@@ -4,8 +4,10 @@
 use std::sync::atomic::{fence, AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::http_date::format;
+
 /// Length of an IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`.
-pub(crate) const DATE_LEN: usize = 29;
+pub(crate) const DATE_LEN: usize = crate::http_date::LEN;
 
 /// The process-wide cache: a sequence number (odd while being written), the second it holds,
 /// and the 29 bytes packed in four words.
@@ -117,16 +119,6 @@ fn unpack(words: [u64; 4]) -> [u8; DATE_LEN] {
     }
     let mut out = [0u8; DATE_LEN];
     out.copy_from_slice(&padded[..DATE_LEN]);
-    out
-}
-
-/// Formats `secs` as an IMF-fixdate.
-fn format(secs: u64) -> [u8; DATE_LEN] {
-    let t = UNIX_EPOCH + std::time::Duration::from_secs(secs);
-    let s = httpdate::fmt_http_date(t);
-    let mut out = [b' '; DATE_LEN];
-    let n = s.len().min(DATE_LEN);
-    out[..n].copy_from_slice(&s.as_bytes()[..n]);
     out
 }
 
