@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Instructions per keep-alive request of the fileserver, counted by callgrind: deterministic
+# where wall-clock A/Bs on a shared machine are not. The fileserver (release, one worker) runs
+# under `valgrind --tool=callgrind`; a Python client opens CONNS keep-alive connections, fetches
+# the file once on each (warm-up), then the counters are zeroed, REQUESTS more requests go out
+# round-robin (each answer read whole), and the counters are dumped. Prints the instructions of
+# the whole process for those requests and per request; the profile stays in the work directory
+# for `callgrind_annotate`.
+#
+#   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY]
+#
+# BINARY defaults to target/release/fileserver (built here); pass another build to compare.
+# Under valgrind the fileserver resolves paths by canonicalisation (valgrind does not know
+# `openat2`), which adds the same instructions to every build.
+set -euo pipefail
+SCHEME=${1:-http}
+REQUESTS=${2:-4000}
+CONNS=${3:-10}
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BIN=${4:-$ROOT/target/release/fileserver}
+P_HTTP=18280 P_HTTPS=18643
+
+need() { # command package
+  command -v "$1" >/dev/null && return
+  if [ "$(id -u)" != 0 ]; then
+    echo "missing $1: apt-get install $2" >&2
+    exit 1
+  fi
+  echo "installing $2" >&2
+  if [ -z "${APT_UPDATED:-}" ]; then apt-get update -qq >&2; APT_UPDATED=1; fi
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >&2
+}
+need valgrind valgrind
+need python3 python3-minimal
+if [ $# -lt 4 ]; then cargo build --release -q -p moria-examples --bin fileserver; fi
+
+WORK=$(mktemp -d /tmp/moria-callgrind.XXXXXX)
+mkdir -p "$WORK/www"
+head -c 1312 /dev/urandom >"$WORK/www/file1312"
+valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "$BIN" --root "$WORK/www" \
+  --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1 >"$WORK/server.log" 2>&1 &
+PID=$!
+trap 'kill $PID 2>/dev/null || true' EXIT
+PORT=$P_HTTP
+[ "$SCHEME" = https ] && PORT=$P_HTTPS
+
+python3 - "$SCHEME" "$PORT" "$REQUESTS" "$CONNS" "$PID" <<'EOF'
+import socket, ssl, subprocess, sys, time
+scheme, port, total, conns, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+request = b"GET /file1312 HTTP/1.1\r\nHost: bench\r\n\r\n"
+
+def connect():
+    for _ in range(600):  # valgrind starts slowly: up to a minute
+        try:
+            s = socket.create_connection(("127.0.0.1", port))
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        sys.exit("the fileserver did not start listening")
+    if scheme == "https":
+        ctx = ssl.create_default_context()
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+        s = ctx.wrap_socket(s)
+    return s
+
+def answer(s):
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit("connection closed before an answer")
+        buf += chunk
+    head, body = buf.split(b"\r\n\r\n", 1)
+    if not head.startswith(b"HTTP/1.1 200"):
+        sys.exit("unexpected answer: %r" % head[:80])
+    length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:"))
+    while len(body) < length:
+        body += s.recv(65536)
+
+sockets = [connect() for _ in range(conns)]
+for s in sockets:
+    s.sendall(request)
+    answer(s)
+subprocess.run(["callgrind_control", "-z", pid], check=True, stdout=subprocess.DEVNULL)
+for _ in range(total // conns):
+    for s in sockets:
+        s.sendall(request)
+    for s in sockets:
+        answer(s)
+subprocess.run(["callgrind_control", "-d", pid], check=True, stdout=subprocess.DEVNULL)
+EOF
+
+for _ in $(seq 100); do [ -s "$WORK/callgrind.out.1" ] && break; sleep 0.1; done
+TOTAL=$(callgrind_annotate "$WORK/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+REQS=$(( (REQUESTS / CONNS) * CONNS ))
+echo "$SCHEME: $TOTAL instructions for $REQS keep-alive requests over $CONNS connections" \
+  "($((TOTAL / REQS)) per request); profile: $WORK/callgrind.out.1"
