@@ -195,14 +195,10 @@ impl Write for MemIo {
 /// error sends nothing: the bytes are buffered, and the fiber's write meets the error (or
 /// waits) again.
 fn write_now(fd: RawFd, buf: &[u8]) -> usize {
-    let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
     loop {
-        // SAFETY: `buf` is valid for reads of `buf.len()` bytes; the caller of `send_directly`
-        // keeps `fd` open.
-        let rc = unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) };
-        match usize::try_from(rc) {
+        match moria_runtime::net::send_now(fd, buf) {
             Ok(n) => return n,
-            Err(_) if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(_) => return 0,
         }
     }

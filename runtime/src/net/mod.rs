@@ -10,7 +10,7 @@
 //! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
 //! | [`ParkingLot`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
 //! | [`spare_port`]: a loopback port for a child process to listen on | `port.rs` |
-//! | socket timeouts handed to the engine only when a call waits | `timeouts.rs` |
+//! | socket timeouts handed to the engine only when a call waits, [`send_now`] | `timeouts.rs` |
 
 mod accept;
 mod bind;
@@ -29,5 +29,6 @@ pub use park::{ParkingLot, Wake, DEADLINE_TICK};
 pub use port::spare_port;
 pub use ready::writable_now;
 pub use tcp::{TcpListener, TcpReader, TcpStream, TcpWriter};
+pub use timeouts::send_now;
 pub use udp::UdpSocket;
 pub use unix::{UnixListener, UnixStream};

@@ -134,8 +134,9 @@ pub(crate) fn read_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     result(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
 }
 
-/// One `send(2)` on the socket `fd`, never waiting (and never raising `SIGPIPE`).
-pub(crate) fn send_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
+/// One `send(2)` on the socket `fd`, never waiting (`MSG_DONTWAIT`, whatever the descriptor's
+/// mode) and never raising `SIGPIPE`: what the socket took, or `WouldBlock` when it is full.
+pub fn send_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     let flags = libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL;
     // SAFETY: `buf` is valid for reads of `buf.len()` bytes.
     result(unsafe { libc::send(fd, buf.as_ptr().cast(), buf.len(), flags) })
