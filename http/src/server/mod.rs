@@ -112,7 +112,9 @@ impl Server {
         let shared = &self.shared;
         let mut stats = shared.counters.snapshot(shared.tracker.reclaimed());
         stats.parked = shared.lot.parked() as u64;
-        stats.pooled_states = shared.conns.pooled() as u64;
+        let (pooled, busy) = shared.conns.counts();
+        stats.pooled_states = pooled as u64;
+        stats.busy_states = busy as u64;
         stats
     }
 

@@ -23,12 +23,15 @@ pub struct ServerStats {
     pub parked: u64,
     /// Connection working states (buffers, parsed head, response) pooled for reuse now.
     pub pooled_states: u64,
+    /// Connection working states in use now: held by connections while they are served
+    /// (never by a waiting or parked one).
+    pub busy_states: u64,
 }
 
 impl fmt::Display for ServerStats {
     /// One `name value` line per counter, aligned like moria-runtime's `Stats` table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 7] = [
+        let rows: [(&str, u64); 8] = [
             ("accepted", self.accepted),
             ("refused", self.refused),
             ("handler panics", self.handler_panics),
@@ -36,6 +39,7 @@ impl fmt::Display for ServerStats {
             ("reclaimed", self.reclaimed),
             ("parked", self.parked),
             ("pooled states", self.pooled_states),
+            ("busy states", self.busy_states),
         ];
         for (name, value) in rows {
             writeln!(f, "{name:<20} {value:>12}")?;
@@ -69,6 +73,7 @@ impl Counters {
             reclaimed,
             parked: 0,
             pooled_states: 0,
+            busy_states: 0,
         }
     }
 }

@@ -6,10 +6,12 @@
 //! | [`Semaphore`] | counting permits with a timed acquire (`semaphore.rs`) |
 //! | [`Event`], [`WaitGroup`] | Mordor's FiberEvent (manual/auto reset); Go's WaitGroup (`event.rs`) |
 //! | [`channel`], [`bounded`] | MPMC channels with timed and non-blocking forms (`channel.rs`) |
+//! | [`PerWorker`] | a value per worker thread for state every request touches (`per_worker.rs`) |
 
 mod channel;
 mod event;
 mod mutex;
+mod per_worker;
 mod semaphore;
 
 pub use channel::{
@@ -18,4 +20,5 @@ pub use channel::{
 };
 pub use event::{Event, Reset, WaitGroup};
 pub use mutex::{Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+pub use per_worker::PerWorker;
 pub use semaphore::Semaphore;

@@ -228,6 +228,17 @@ fn bin_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
     }
 }
 
+/// wrk's pipelining script: beside the binaries when they were bundled for another machine
+/// (`bench/scripts/bundle.sh`), else in this crate's `scripts/`.
+fn pipeline_lua(bin: &Path) -> PathBuf {
+    let bundled = bin.join("pipeline.lua");
+    if bundled.is_file() {
+        bundled
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/pipeline.lua")
+    }
+}
+
 /// `Err` naming the first binary of `kinds` missing from `bin`.
 fn check_binaries(bin: &Path, kinds: &[Kind]) -> Result<(), String> {
     for b in kinds.iter().filter_map(|k| k.binary()) {
@@ -358,7 +369,7 @@ fn run(args: Args) -> Result<(), String> {
     let env = setup.env(&bin, &cpus.server, cpus.workers, max_conns);
     // The idle rows' client runs in this process: on the load CPUs, like wrk.
     machine::pin_self(&cpus.load);
-    let lua = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/pipeline.lua");
+    let lua = pipeline_lua(&bin);
     let gen = Generator {
         cpus: &cpus.load,
         threads: cpus.load_count,
