@@ -27,7 +27,7 @@ const DIED_RESPONSE: &[u8] =
 /// What one connection is doing, shared between its fiber and the tracker. Written on every
 /// request, so it sits on a cache line of its own: packed beside another connection's state,
 /// two workers serving the two connections would pass the line back and forth (8-worker
-/// profile in bench/README.md, "Per-worker pools").
+/// profile in bench/README.md, "Eight workers: per-worker pools").
 #[derive(Default)]
 #[repr(align(64))]
 pub(crate) struct ConnState {
