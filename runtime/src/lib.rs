@@ -42,6 +42,7 @@
 #![warn(missing_docs)]
 
 pub mod blocking;
+mod coarse_timer;
 pub mod config;
 mod engine;
 mod error;

@@ -202,3 +202,73 @@ fn timeouts_reach_the_engine_only_when_a_call_has_to_wait() {
     s.read_exact(&mut buf[..4]).unwrap();
     assert_eq!(&buf[..4], b"more", "the stream goes on after a timeout");
 }
+
+/// Reads with `read_within` until `n` bytes came, failing on a timeout or an early end.
+fn read_within_n(s: &mut TcpStream, n: usize) -> Vec<u8> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while got.len() < n {
+        match s.read_within(&mut buf, Duration::from_secs(60)).unwrap() {
+            Some(0) => panic!("end of stream after {} of {n} bytes", got.len()),
+            Some(k) => got.extend_from_slice(&buf[..k]),
+            None => panic!("no bytes within 60 s"),
+        }
+    }
+    got
+}
+
+#[test]
+fn read_within_gives_what_arrives_none_after_its_time_and_never_before() {
+    runtime();
+    let addr = common::echo_server(ShutdownToken::new());
+    let check = move || {
+        let mut s = TcpStream::connect(addr).unwrap();
+        let mut buf = [0u8; 64];
+        let wait = Duration::from_millis(30);
+        let start = std::time::Instant::now();
+        assert_eq!(s.read_within(&mut buf, wait).unwrap(), None);
+        assert!(start.elapsed() >= wait, "ended after {:?}", start.elapsed());
+        // Waits that end with bytes, one after another: a readiness report left over from
+        // one round, or the coarse wake of an earlier wait, neither loses nor fakes any.
+        for round in 0..300u32 {
+            let msg = format!("round {round}");
+            s.write_all(msg.as_bytes()).unwrap();
+            assert_eq!(read_within_n(&mut s, msg.len()), msg.as_bytes());
+        }
+        assert_eq!(
+            s.read_within(&mut buf, Duration::from_millis(1)).unwrap(),
+            None
+        );
+        s.shutdown(std::net::Shutdown::Write).unwrap();
+        assert_eq!(
+            s.read_within(&mut buf, Duration::from_secs(60)).unwrap(),
+            Some(0)
+        );
+    };
+    // In a fiber (the coarse deadline) and on a plain thread (poll).
+    spawn(check).join().unwrap();
+    check();
+}
+
+#[test]
+fn many_coarse_waits_end_with_none_round_after_round() {
+    runtime();
+    let addr = common::echo_server(ShutdownToken::new());
+    for _ in 0..2 {
+        // Fifty fibers whose waits all time out, twice: each wait is woken once, and what the
+        // first round left on the sweeper's lists does not disturb the second.
+        let fibers: Vec<_> = (0..50)
+            .map(|i| {
+                spawn(move || {
+                    let mut s = TcpStream::connect(addr).unwrap();
+                    let mut buf = [0u8; 16];
+                    let wait = Duration::from_millis(10 + i % 7);
+                    s.read_within(&mut buf, wait).unwrap()
+                })
+            })
+            .collect();
+        for f in fibers {
+            assert_eq!(f.join().unwrap(), None);
+        }
+    }
+}

@@ -24,6 +24,7 @@ mod timeouts;
 mod udp;
 mod unix;
 
+pub use crate::coarse_timer::TICK as COARSE_TICK;
 pub use bind::{ListenOptions, DEFAULT_BACKLOG};
 pub use park::{ParkingLot, Wake, DEADLINE_TICK};
 pub use port::spare_port;

@@ -8,13 +8,17 @@ use std::io;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
 use std::time::Duration;
+
+use may::io::WaitIo;
 
 use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::forward_io;
 use super::ready::{self, Interest};
-use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
+use super::timeouts::{lazy_timeout_io, recv_now, timeouts, Timeouts};
+use crate::coarse_timer::{self, Waiter};
 use crate::engine;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
@@ -100,6 +104,8 @@ impl AsRawFd for TcpListener {
 pub struct TcpStream {
     inner: may::net::TcpStream,
     timeouts: Timeouts,
+    /// The coarse deadline of [`TcpStream::read_within`], made on its first use.
+    coarse: Option<Arc<Waiter>>,
 }
 
 impl TcpStream {
@@ -107,6 +113,7 @@ impl TcpStream {
         TcpStream {
             inner,
             timeouts: Timeouts::default(),
+            coarse: None,
         }
     }
 
@@ -157,12 +164,60 @@ impl TcpStream {
         self.inner.peek(buf)
     }
 
+    /// Reads what the socket has, waiting up to about `within` for it to have something:
+    /// `Ok(None)` when that time passed first (`Some(0)`: end of stream). For waits that
+    /// nearly always end early, like a keep-alive connection waiting for its next request: in
+    /// a fiber it arms no timer of its own, and the deadline is coarse, honoured up to
+    /// [`COARSE_TICK`](crate::net::COARSE_TICK) late (never early). The read timeout plays no
+    /// part. From a plain thread it polls.
+    pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        let fd = self.inner.as_raw_fd();
+        if !engine::in_fiber() {
+            let deadline = Deadline::after(within);
+            loop {
+                match recv_now(fd, buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    done => return done.map(Some),
+                }
+                if deadline.expired() {
+                    return Ok(None);
+                }
+                ready::wait(&self.inner, Interest::Read, Some(deadline), None)?;
+            }
+        }
+        let at = coarse_timer::deadline_after(within);
+        let inner = &self.inner;
+        let waiter = self
+            .coarse
+            .get_or_insert_with(|| Waiter::new(inner.waker()));
+        let result = loop {
+            // A readiness report left over from earlier reads would end the wait below at
+            // once: forget it before looking (the engine's own reads do the same).
+            #[allow(deprecated)]
+            inner.reset_io();
+            match recv_now(fd, buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                done => break done.map(Some),
+            }
+            if coarse_timer::now_ms() >= at {
+                break Ok(None);
+            }
+            waiter.arm(at);
+            inner.wait_io();
+        };
+        waiter.disarm();
+        result
+    }
+
     /// Splits into a reader and a writer half, each with its own descriptor, so one fiber can
     /// read while another writes.
     pub fn split(self) -> io::Result<(TcpReader, TcpWriter)> {
         let writer = TcpStream {
             inner: self.inner.try_clone()?,
             timeouts: self.timeouts.duplicate(),
+            coarse: None,
         };
         Ok((TcpReader { inner: self }, TcpWriter { inner: writer }))
     }

@@ -134,6 +134,13 @@ pub(crate) fn read_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     result(unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) })
 }
 
+/// One `recv(2)` on the socket `fd`, never waiting (`MSG_DONTWAIT`): what was there, or
+/// `WouldBlock`. Unlike `read(2)` it skips the VFS layer.
+pub(crate) fn recv_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+    result(unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) })
+}
+
 /// One `send(2)` on the socket `fd`, never waiting (`MSG_DONTWAIT`, whatever the descriptor's
 /// mode) and never raising `SIGPIPE`: what the socket took, or `WouldBlock` when it is full.
 pub fn send_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {

@@ -62,7 +62,12 @@ impl<T> PerWorker<T> {
     /// The value of the thread running the caller.
     #[inline]
     pub fn get(&self) -> &T {
-        &self.values[thread_index() & (self.values.len() - 1)].0
+        self.at(thread_index())
+    }
+
+    /// The value of the thread with index `i` (indices past the count wrap around).
+    fn at(&self, i: usize) -> &T {
+        &self.values[i & (self.values.len() - 1)].0
     }
 
     /// Every value (for totals and for draining).
@@ -96,24 +101,20 @@ mod tests {
         let n = per.iter().count();
         assert!(n.is_power_of_two() && n <= MAX_VALUES);
         assert!(std::ptr::eq(per.get(), per.get()));
-        // Threads that call `get` one after another take consecutive indices, so n of them
-        // land on n distinct values (no other test of this binary calls `get`).
-        let mut seen: Vec<usize> = (0..n)
-            .map(|_| {
-                std::thread::scope(|s| {
-                    s.spawn(|| {
-                        per.get().fetch_add(1, Ordering::Relaxed);
-                        per.get() as *const AtomicU64 as usize
-                    })
-                    .join()
-                    .unwrap()
-                })
-            })
+        assert!(std::ptr::eq(per.get(), per.at(thread_index())));
+        // Every thread gets an index of its own, and n consecutive indices reach n values.
+        let mut indices: Vec<usize> = (0..n)
+            .map(|_| std::thread::scope(|s| s.spawn(thread_index).join().unwrap()))
             .collect();
-        seen.sort_unstable();
-        seen.dedup();
-        assert_eq!(seen.len(), n);
-        assert!(per.iter().all(|v| v.load(Ordering::Relaxed) == 1));
+        indices.sort_unstable();
+        indices.dedup();
+        assert_eq!(indices.len(), n);
+        let mut values: Vec<usize> = (indices[0]..indices[0] + n)
+            .map(|i| per.at(i) as *const AtomicU64 as usize)
+            .collect();
+        values.sort_unstable();
+        values.dedup();
+        assert_eq!(values.len(), n);
     }
 
     #[test]

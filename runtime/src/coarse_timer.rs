@@ -1,0 +1,213 @@
+//! Coarse deadlines for readiness waits that nearly always end early, such as a keep-alive
+//! connection waiting in its fiber for the client's next request
+//! ([`TcpStream::read_within`](crate::net::TcpStream::read_within)).
+//!
+//! The engine's per-socket read timeout arms a timer for every wait and cancels it when the
+//! bytes come: a clock read, a lock, a map lookup, a reference count and an allocation, on
+//! lists shared with the socket's event loop. On 8 workers that was 2.9% of a keep-alive
+//! server's CPU (bench/README.md, "Eight workers: per-worker pools"). Here a wait costs a store
+//! on the waiter's own cache line:
+//!
+//! - a socket that waits this way gets one [`Waiter`] for its life: its waker and its deadline
+//!   (milliseconds on a process clock; 0 while it is not waiting);
+//! - arming stores the deadline; the first time, or after the sweeper dropped the waiter, it
+//!   is also pushed on the calling worker's list ([`PerWorker`]);
+//! - one sweeper thread looks at every listed waiter each [`TICK`]: it drops the ones not
+//!   waiting and wakes the ones whose deadline passed (a wake is a hint: the fiber checks the
+//!   clock itself). It sleeps while no waiter is listed.
+//!
+//! Trade-offs: a deadline is honoured up to one tick late (a 20 ms keep-alive wait ends after
+//! 20 to 25 ms), and the sweeper's work grows with the sockets listed, not with the waits:
+//! one look per listed waiter per tick.
+
+use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use may::io::WaitIoWaker;
+
+use crate::sync::PerWorker;
+
+/// How often the sweeper looks: a coarse deadline ends at most this late.
+pub const TICK: Duration = Duration::from_millis(5);
+
+/// One socket's coarse deadline; see the module docs.
+#[repr(align(64))]
+pub(crate) struct Waiter {
+    /// Milliseconds on [`now_ms`]'s clock; 0 while not waiting.
+    deadline: AtomicU64,
+    /// Whether a list holds it.
+    listed: AtomicBool,
+    waker: WaitIoWaker,
+}
+
+impl std::fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Waiter")
+            .field("deadline", &self.deadline.load(Ordering::Relaxed))
+            .finish_non_exhaustive()
+    }
+}
+
+struct Lists {
+    shards: PerWorker<Mutex<Vec<Arc<Waiter>>>>,
+    /// Set by the sweeper before it sleeps for want of waiters.
+    sleeping: AtomicBool,
+    gate: Mutex<()>,
+    wake: Condvar,
+}
+
+static LISTS: OnceLock<Lists> = OnceLock::new();
+static SWEEPER: Once = Once::new();
+
+fn lists() -> &'static Lists {
+    let lists = LISTS.get_or_init(|| Lists {
+        shards: PerWorker::default(),
+        sleeping: AtomicBool::new(false),
+        gate: Mutex::new(()),
+        wake: Condvar::new(),
+    });
+    SWEEPER.call_once(|| {
+        std::thread::Builder::new()
+            .name("moria-coarse-timer".into())
+            .spawn(move || sweep(lists))
+            .expect("cannot start the moria coarse-timer thread");
+    });
+    lists
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Milliseconds since the first call in this process, starting at 1 (0 means "not waiting").
+pub(crate) fn now_ms() -> u64 {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    let ms = EPOCH.get_or_init(Instant::now).elapsed().as_millis();
+    u64::try_from(ms).unwrap_or(u64::MAX - 1) + 1
+}
+
+/// The deadline `within` from now on [`now_ms`]'s clock (rounded up to whole milliseconds).
+pub(crate) fn deadline_after(within: Duration) -> u64 {
+    let ms = u64::try_from(within.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX / 2);
+    // One more: the clock counts whole milliseconds, so the first may be nearly over.
+    now_ms().saturating_add(ms).saturating_add(1)
+}
+
+impl Waiter {
+    /// A waiter that wakes through `waker`.
+    pub(crate) fn new(waker: WaitIoWaker) -> Arc<Waiter> {
+        Arc::new(Waiter {
+            deadline: AtomicU64::new(0),
+            listed: AtomicBool::new(false),
+            waker,
+        })
+    }
+
+    /// Wakes the waiter's fiber once `at` ([`deadline_after`]) has passed, unless
+    /// [`disarm`](Self::disarm)ed first.
+    pub(crate) fn arm(self: &Arc<Self>, at: u64) {
+        self.deadline.store(at, Ordering::Release);
+        if self.listed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let lists = lists();
+        lock(lists.shards.get()).push(Arc::clone(self));
+        // Either the sweeper sees this waiter before it sleeps or this sees it sleeping.
+        fence(Ordering::SeqCst);
+        if lists.sleeping.load(Ordering::SeqCst) {
+            let _gate = lock(&lists.gate);
+            lists.sleeping.store(false, Ordering::SeqCst);
+            lists.wake.notify_one();
+        }
+    }
+
+    /// Not waiting any more.
+    pub(crate) fn disarm(&self) {
+        self.deadline.store(0, Ordering::Release);
+    }
+
+    /// Takes the waiter off its list; `true` when it was armed again meanwhile and must stay.
+    fn unlist(&self) -> bool {
+        self.listed.store(false, Ordering::Release);
+        // An `arm` that saw `listed` still set pushed nothing: keep this entry for it.
+        self.deadline.load(Ordering::Acquire) != 0 && !self.listed.swap(true, Ordering::AcqRel)
+    }
+}
+
+/// The sweeper thread: every tick, drop the waiters not waiting and wake the ones due.
+fn sweep(lists: &'static Lists) {
+    let mut due: Vec<Arc<Waiter>> = Vec::new();
+    loop {
+        std::thread::sleep(TICK);
+        let now = now_ms();
+        let mut listed = 0;
+        for shard in lists.shards.iter() {
+            let mut waiters = lock(shard);
+            waiters.retain(|w| {
+                let at = w.deadline.load(Ordering::Acquire);
+                if at == 0 {
+                    return w.unlist();
+                }
+                if at <= now
+                    && w.deadline
+                        .compare_exchange(at, 0, Ordering::AcqRel, Ordering::Relaxed)
+                        .is_ok()
+                {
+                    due.push(Arc::clone(w));
+                    return w.unlist();
+                }
+                true
+            });
+            listed += waiters.len();
+        }
+        for w in due.drain(..) {
+            w.waker.wakeup();
+        }
+        if listed == 0 {
+            let mut gate = lock(&lists.gate);
+            lists.sleeping.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if lists.shards.iter().any(|s| !lock(s).is_empty()) {
+                lists.sleeping.store(false, Ordering::SeqCst);
+                continue;
+            }
+            while lists.sleeping.load(Ordering::SeqCst) {
+                gate = lists
+                    .wake
+                    .wait(gate)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn a_wait_armed_while_the_sweeper_sleeps_wakes_it() {
+        let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (done, finished) = std::sync::mpsc::channel();
+        crate::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            let (_peer, _) = listener.accept().unwrap();
+            let mut buf = [0u8; 8];
+            // The first wait starts the sweeper; once it has timed out the lists are empty
+            // and the sweeper goes to sleep.
+            let first = s.read_within(&mut buf, Duration::from_millis(1)).unwrap();
+            while !lists().sleeping.load(Ordering::SeqCst) {
+                crate::yield_now();
+            }
+            let second = s.read_within(&mut buf, Duration::from_millis(5)).unwrap();
+            done.send((first, second)).unwrap();
+        });
+        let got = finished
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a wait armed while the sweeper slept was never woken");
+        assert_eq!(got, (None, None));
+    }
+}
