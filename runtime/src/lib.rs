@@ -11,8 +11,8 @@
 //! | [`scope`](mod@scope) | `scope` and `Scope::spawn`: fibers that borrow, joined before return |
 //! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
 //! | [`blocking`](mod@blocking) | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |
-//! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels |
-//! | [`net`] | `TcpListener`, `TcpStream` (+ `split`), `UdpSocket`, `UnixListener`, `UnixStream`, `ParkingLot` (serve when readable) |
+//! | [`sync`] | `Mutex`, `RwLock`, `Condvar`, `Semaphore`, `Event`, `WaitGroup`, channels, `PerWorker` |
+//! | [`net`] | `TcpListener`, `TcpStream` (+ `split`, `read_within`: a coarse deadline, no timer), `UdpSocket`, `UnixListener`, `UnixStream`, `ParkingLot` (serve when readable) |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
