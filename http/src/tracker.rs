@@ -24,12 +24,8 @@ const PHASE_STARTED: u8 = 2;
 const DIED_RESPONSE: &[u8] =
     b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
 
-/// What one connection is doing, shared between its fiber and the tracker. Written on every
-/// request, so it sits on a cache line of its own: packed beside another connection's state,
-/// two workers serving the two connections would pass the line back and forth (8-worker
-/// profile in bench/README.md, "Eight workers: per-worker pools").
+/// What one connection is doing, shared between its fiber and the tracker.
 #[derive(Default)]
-#[repr(align(64))]
 pub(crate) struct ConnState {
     /// Set while the connection waits for a new request, so a shutdown can wake and close it.
     pub(crate) idle: AtomicBool,
@@ -42,9 +38,6 @@ pub(crate) struct ConnState {
     /// reclaimer after the connection's fiber is gone.
     route: std::sync::Mutex<String>,
 }
-
-// One line, not two: the state must stay small as well as alone.
-const _: () = assert!(std::mem::size_of::<ConnState>() == 64);
 
 impl ConnState {
     /// A handler starts on `method target`; `fresh` when no earlier answer is still unsent.

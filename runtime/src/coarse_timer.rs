@@ -6,7 +6,7 @@
 //! bytes come: a clock read, a lock, a map lookup, a reference count and an allocation, on
 //! lists shared with the socket's event loop. On 8 workers that was 2.9% of a keep-alive
 //! server's CPU (bench/README.md, "Eight workers: per-worker pools"). Here a wait costs a store
-//! on the waiter's own cache line:
+//! on the socket's own waiter:
 //!
 //! - a socket that waits this way gets one [`Waiter`] for its life: its waker and its deadline
 //!   (milliseconds on a process clock; 0 while it is not waiting);
@@ -31,8 +31,9 @@ use crate::sync::PerWorker;
 /// How often the sweeper looks: a coarse deadline ends at most this late.
 pub const TICK: Duration = Duration::from_millis(5);
 
-/// One socket's coarse deadline; see the module docs.
-#[repr(align(64))]
+/// One socket's coarse deadline; see the module docs. Not padded to a cache line of its own:
+/// an aligned allocation costs a parked connection hundreds of bytes (`ConnState` in
+/// moria-http measured it), and the sweeper reads every listed waiter each tick anyway.
 pub(crate) struct Waiter {
     /// Milliseconds on [`now_ms`]'s clock; 0 while not waiting.
     deadline: AtomicU64,
