@@ -216,6 +216,26 @@ impl Response {
             }
             return self;
         }
+        self.push_header(name, value)
+    }
+
+    /// [`header`](Self::header) for the server's own headers (the static file answers): a
+    /// fixed name that is neither a framing field nor `Connection`/`Upgrade`, and a value the
+    /// server formatted itself. The checks run in debug builds only: on the file path they
+    /// were about 120 instructions a header (bench/README.md, "Eight workers: per-worker
+    /// pools").
+    pub(crate) fn own_header(&mut self, name: &'static str, value: &[u8]) -> &mut Self {
+        debug_assert!(is_token(name.as_bytes()) && is_field_value(value), "{name}");
+        debug_assert!(
+            !is_framing_field(name)
+                && !name.eq_ignore_ascii_case("upgrade")
+                && !name.eq_ignore_ascii_case("connection"),
+            "{name}"
+        );
+        self.push_header(name, value)
+    }
+
+    fn push_header(&mut self, name: &str, value: &[u8]) -> &mut Self {
         self.has |= flag_for(name);
         self.headers.extend_from_slice(name.as_bytes());
         self.headers.extend_from_slice(b": ");

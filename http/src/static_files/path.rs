@@ -5,6 +5,7 @@
 //! refuse here works on the decoded text, so `%2e%2e`, `..%2f` and `%5c` are caught like their
 //! literal forms, while a double-encoded `%252e%252e` stays the literal name `%2e%2e`.
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Why a request path cannot name a file under the root.
@@ -21,16 +22,21 @@ pub(crate) enum Rejection {
 
 /// A validated path relative to the root.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct RelPath {
+pub(crate) struct RelPath<'a> {
     /// Segments joined with `/`, without leading or trailing slash; empty for the root itself.
-    pub rel: String,
+    /// Borrowed from the request path unless empty segments had to be dropped.
+    pub rel: Cow<'a, str>,
     /// Whether the request path ended with `/` (a bare mount prefix did not).
     pub trailing_slash: bool,
 }
 
 /// Checks a decoded request path and maps it under the root, after stripping `prefix` (a
 /// normalised mount point such as `/static`, or empty). Empty segments (`a//b`) collapse.
-pub(crate) fn validate(path: &str, prefix: &str, allow_hidden: bool) -> Result<RelPath, Rejection> {
+pub(crate) fn validate<'a>(
+    path: &'a str,
+    prefix: &str,
+    allow_hidden: bool,
+) -> Result<RelPath<'a>, Rejection> {
     if !path.starts_with('/') {
         return Err(Rejection::Malformed);
     }
@@ -38,8 +44,8 @@ pub(crate) fn validate(path: &str, prefix: &str, allow_hidden: bool) -> Result<R
         Some(r) if r.is_empty() || r.starts_with('/') => r,
         _ => return Err(Rejection::OutsidePrefix),
     };
-    let mut rel = String::with_capacity(rest.len());
-    for segment in rest.split('/').filter(|s| !s.is_empty()) {
+    let segments = || rest.split('/').filter(|s| !s.is_empty());
+    for segment in segments() {
         if segment == "." || segment == ".." {
             return Err(Rejection::Malformed);
         }
@@ -49,14 +55,19 @@ pub(crate) fn validate(path: &str, prefix: &str, allow_hidden: bool) -> Result<R
         if segment.starts_with('.') && !allow_hidden {
             return Err(Rejection::Hidden);
         }
-        if !rel.is_empty() {
-            rel.push('/');
-        }
-        rel.push_str(segment);
     }
+    let trailing_slash = rest.ends_with('/');
+    let inner = rest.strip_prefix('/').unwrap_or(rest);
+    let inner = inner.strip_suffix('/').unwrap_or(inner);
+    let rel = if inner.is_empty() || !inner.split('/').any(str::is_empty) {
+        // Nothing to collapse: the request's own text (the usual case, no allocation).
+        Cow::Borrowed(inner)
+    } else {
+        Cow::Owned(segments().collect::<Vec<_>>().join("/"))
+    };
     Ok(RelPath {
         rel,
-        trailing_slash: rest.ends_with('/'),
+        trailing_slash,
     })
 }
 
@@ -110,7 +121,21 @@ mod tests {
 
     fn ok(path: &str) -> (String, bool) {
         let r = validate(path, "", false).expect(path);
-        (r.rel, r.trailing_slash)
+        (r.rel.into_owned(), r.trailing_slash)
+    }
+
+    #[test]
+    fn a_path_without_empty_segments_is_borrowed_and_one_with_them_collapses() {
+        for (path, rel) in [("/a/b.txt", "a/b.txt"), ("/a/", "a"), ("/", ""), ("//", "")] {
+            let r = validate(path, "", false).unwrap();
+            assert!(matches!(r.rel, Cow::Borrowed(_)), "{path:?}");
+            assert_eq!(r.rel, rel);
+        }
+        for (path, rel) in [("/a//b", "a/b"), ("///a", "a"), ("/a///", "a")] {
+            let r = validate(path, "", false).unwrap();
+            assert!(matches!(r.rel, Cow::Owned(_)), "{path:?}");
+            assert_eq!(r.rel, rel);
+        }
     }
 
     #[test]

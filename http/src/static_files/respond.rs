@@ -71,8 +71,8 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
         }
         Precondition::NotModified => {
             res.status(304)
-                .header("ETag", etag.as_str())
-                .header("Last-Modified", http_date::format_time(stat.modified()));
+                .own_header("ETag", etag.as_str().as_bytes())
+                .own_header("Last-Modified", &http_date::format_time(stat.modified()));
             common_headers(res, s, vary);
             return Ok(());
         }
@@ -81,7 +81,7 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
     // The compressor adds its own Vary.
     common_headers(res, s, vary && encoding != Encoding::Compress);
     if encoding == Encoding::Precompressed {
-        res.header("Content-Encoding", "gzip");
+        res.own_header("Content-Encoding", b"gzip");
     }
     let size = stat.size;
     let compress = encoding == Encoding::Compress;
@@ -97,11 +97,11 @@ fn file(req: &Request<'_>, res: &mut Response, served: Served, s: &Settings) -> 
     }
     if !compress {
         // Compressed on the fly, the body has no stable byte positions: no ranges.
-        res.header("Accept-Ranges", "bytes");
+        res.own_header("Accept-Ranges", b"bytes");
     }
-    res.header("ETag", etag.as_str())
-        .header("Last-Modified", http_date::format_time(stat.modified()))
-        .content_type(&content_type);
+    res.own_header("ETag", etag.as_str().as_bytes())
+        .own_header("Last-Modified", &http_date::format_time(stat.modified()))
+        .own_header("Content-Type", content_type.as_bytes());
     if is_head {
         res.body(Body::reader(io::empty(), Some(size)));
     } else if size <= SMALL_FILE_MAX {
@@ -125,6 +125,6 @@ fn common_headers(res: &mut Response, s: &Settings, vary: bool) {
         res.header("Cache-Control", cc);
     }
     if vary {
-        res.header("Vary", "Accept-Encoding");
+        res.own_header("Vary", b"Accept-Encoding");
     }
 }
