@@ -180,8 +180,11 @@ impl Ctx<'_> {
     fn file(&self, req: &Request<'_>, opened: Opened, rel: &str) -> io::Result<Outcome> {
         let s = self.s;
         let content_type = meta::content_type(rel);
-        let compressible = compress::is_compressible(content_type.as_bytes());
-        let coding = compress::negotiate(req.header("accept-encoding"));
+        let coding = if s.precompressed || s.gzip.is_some() {
+            compress::negotiate(req.header("accept-encoding"))
+        } else {
+            Coding::Identity
+        };
         if s.precompressed && coding == Coding::Gzip {
             if let Ok(Ok(gz)) = self.open(&format!("{rel}.gz")) {
                 if gz.stat.kind == Kind::File {
@@ -194,10 +197,10 @@ impl Ctx<'_> {
                 }
             }
         }
-        let on_the_fly = s
-            .gzip
-            .as_ref()
-            .is_some_and(|g| compressible && opened.stat.size >= g.min_size as u64);
+        let on_the_fly = s.gzip.as_ref().is_some_and(|g| {
+            opened.stat.size >= g.min_size as u64
+                && compress::is_compressible(content_type.as_bytes())
+        });
         let encoding = if on_the_fly && coding != Coding::Identity {
             Encoding::Compress
         } else {
