@@ -33,10 +33,10 @@ pub(crate) struct ConnState {
     /// How many times the connection has parked: a fiber started before a park must not be
     /// recorded as serving the connection after it.
     epoch: AtomicU64,
-    /// `METHOD target` of the request being handled (for the log line if its fiber dies).
-    /// A plain lock: held for a copy, never across a wait, and only ever contended by the
-    /// reclaimer after the connection's fiber is gone.
-    route: std::sync::Mutex<String>,
+    /// `METHOD target` of the request being handled (for the log line if its fiber dies), as
+    /// the bytes came: made text only when read. A plain lock: held for a copy, never across
+    /// a wait, and only ever contended by the reclaimer after the connection's fiber is gone.
+    route: std::sync::Mutex<Vec<u8>>,
 }
 
 impl ConnState {
@@ -45,9 +45,9 @@ impl ConnState {
         {
             let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
             route.clear();
-            route.push_str(&String::from_utf8_lossy(method));
-            route.push(' ');
-            route.push_str(&String::from_utf8_lossy(target));
+            route.extend_from_slice(method);
+            route.push(b' ');
+            route.extend_from_slice(target);
         }
         let phase = if fresh {
             PHASE_HANDLING_FRESH
@@ -71,11 +71,10 @@ impl ConnState {
     pub(crate) fn route(&self) -> String {
         match self.phase.load(Ordering::Acquire) {
             PHASE_BETWEEN => "-".to_string(),
-            _ => self
-                .route
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .clone(),
+            _ => {
+                String::from_utf8_lossy(&self.route.lock().unwrap_or_else(PoisonError::into_inner))
+                    .into_owned()
+            }
         }
     }
 }
