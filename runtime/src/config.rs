@@ -240,6 +240,7 @@ fn apply(config: Config) -> Result<Config> {
     engine.set_workers(config.workers);
     // The engine counts stack size in machine words; an even count keeps usage tracking off.
     engine.set_stack_size(config.stack_size / std::mem::size_of::<usize>());
+    crate::stack_trim::set_stack_size(config.stack_size);
     engine.set_pool_capacity(config.stack_pool);
     engine.set_worker_pin(config.pin_workers);
     blocking::set_max_threads(config.blocking_threads);

@@ -30,7 +30,7 @@ where
     move || {
         crate::overflow::install_once();
         let _guard = FinishGuard;
-        f()
+        crate::stack_trim::run(f)
     }
 }
 

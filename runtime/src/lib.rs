@@ -53,6 +53,7 @@ pub mod net;
 mod overflow;
 pub mod scope;
 pub mod shutdown;
+mod stack_trim;
 pub mod startup;
 pub mod stats;
 pub mod sync;

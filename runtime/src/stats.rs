@@ -38,6 +38,9 @@ pub struct Stats {
     pub stack_size: u64,
     /// Pooled stack capacity (0 before start).
     pub stack_pool: u64,
+    /// Bytes of fiber stacks given back to the kernel since start (their deep part, after a
+    /// fiber went deep on them).
+    pub stack_bytes_trimmed: u64,
 }
 
 /// Reads every counter (a few relaxed atomic loads).
@@ -60,12 +63,13 @@ pub fn stats() -> Stats {
         workers: config.as_ref().map_or(0, |c| c.workers as u64),
         stack_size: config.as_ref().map_or(0, |c| c.stack_size as u64),
         stack_pool: config.as_ref().map_or(0, |c| c.stack_pool as u64),
+        stack_bytes_trimmed: crate::stack_trim::trimmed_bytes(),
     }
 }
 
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 12] = [
+        let rows: [(&str, u64); 13] = [
             ("fibers spawned", self.fibers_spawned),
             ("fibers live", self.fibers_live),
             ("fibers finished", self.fibers_finished),
@@ -78,6 +82,7 @@ impl fmt::Display for Stats {
             ("workers", self.workers),
             ("stack size (bytes)", self.stack_size),
             ("stack pool", self.stack_pool),
+            ("stack bytes trimmed", self.stack_bytes_trimmed),
         ];
         for (name, value) in rows {
             writeln!(f, "{name:<20} {value:>12}")?;

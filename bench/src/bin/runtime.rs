@@ -133,6 +133,54 @@ fn blocking_contended() -> f64 {
     per_op(t, CONTENDING_FIBERS * PER_FIBER)
 }
 
+/// Uses about 96 KiB of the fiber's stack, touching every page of it.
+#[inline(never)]
+fn deep(levels: u32) -> u64 {
+    let mut frame = [0u8; 4096];
+    std::hint::black_box(&mut frame);
+    if levels == 0 {
+        u64::from(frame[7])
+    } else {
+        deep(levels - 1) + u64::from(frame[9])
+    }
+}
+
+/// Resident KiB the stack pool holds after `pool` fibers, alive at once, each went ~96 KiB
+/// deep and ended; then after 32 × `pool` short fibers more (a stack goes back to the kernel
+/// below the kept part when a fiber ending on it is one the trimming looks at).
+fn deep_stacks(pool: usize) -> (f64, f64) {
+    let before = rss_bytes();
+    let started = Arc::new(WaitGroup::new());
+    started.add(pool);
+    let release = Arc::new(moria_runtime::sync::Event::new(
+        moria_runtime::sync::Reset::Manual,
+    ));
+    let fibers: Vec<_> = (0..pool)
+        .map(|_| {
+            let (started, release) = (Arc::clone(&started), Arc::clone(&release));
+            spawn(move || {
+                let v = deep(23);
+                started.done();
+                release.wait();
+                v
+            })
+        })
+        .collect();
+    started.wait();
+    release.set();
+    for f in fibers {
+        f.join().expect("deep fiber");
+    }
+    let deep_kib = rss_bytes().saturating_sub(before) as f64 / 1024.0;
+    for _ in 0..32 * pool {
+        spawn(|| std::hint::black_box(1))
+            .join()
+            .expect("short fiber");
+    }
+    let after_kib = rss_bytes().saturating_sub(before) as f64 / 1024.0;
+    (deep_kib, after_kib)
+}
+
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").expect("statm");
     let pages: u64 = statm
@@ -258,6 +306,12 @@ fn main() {
             "<= 16384",
         ),
     ];
+    let pool = rt.config().stack_pool;
+    let (deep, after) = spawn(move || deep_stacks(pool)).join().expect("stacks");
+    let rows = rows.into_iter().chain([
+        ("stack memory kept, deep fibers ended", deep, "KiB", ""),
+        ("... after 32 x pool short fibers", after, "KiB", ""),
+    ]);
     println!(
         "| {:<40} | {:>12} | {:<6} | {:<9} |",
         "measurement", "median", "unit", "target"

@@ -1,0 +1,151 @@
+//! Giving back the deep part of fiber stacks: a stack returns to the engine's pool with every
+//! page a fiber ever touched still resident, so one deep call (a large parse, a TLS handshake
+//! in a big frame, a recursive walk) would otherwise cost its stack's full size in memory for
+//! as long as the process runs, times the pool's capacity.
+//!
+//! When a fiber ends, what lies more than [`KEEP`] below its first frame is asked back from
+//! the kernel (`madvise(MADV_DONTNEED)`) if any of it is resident (`mincore`). The next fiber
+//! on that stack gets zero pages there on first touch. The shallow part, where nearly every
+//! fiber runs, stays as it is.
+//!
+//! Trade-offs:
+//! - A look costs a `mincore` (about 1 µs on the 2-core box, four times a pooled spawn and
+//!   join), so only one fiber end in [`EVERY`] looks. Once a look gives pages back, the next
+//!   [`BURST`] ends on that worker all look: deep fibers come in bursts, and a deep stack not
+//!   caught as its fiber ends can sit in the pool, resident, for a long time (in the
+//!   measurement below, 8,192 later fibers did not reuse the stacks of a burst of 256).
+//!
+//! Measured with `cargo run --release -p moria-bench --bin runtime`. 256 fibers, alive at once,
+//! each went 96 KiB deep on 128 KiB stacks and ended. Without trimming the pool then kept
+//! 24,584 KiB resident, and still did after 8,192 more short fibers. With trimming it kept
+//! 9,348 KiB, then 8,196 KiB. A pooled spawn and join cost 231 ns before and 303–311 ns after.
+//! - The bottom [`BOTTOM_KEEP_PAGES`] pages stay: the engine's sentinel words live at the very
+//!   bottom (zeroing them would read as an overflow), and a fiber's first frame sits a little
+//!   below the stack's true top, so the bottom is known only to within a page.
+
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
+use std::sync::OnceLock;
+
+use crate::sync::PerWorker;
+
+/// Bytes below a fiber's first frame that are never given back.
+pub(crate) const KEEP: usize = 32 * 1024;
+/// One fiber end in this many looks at its stack.
+pub(crate) const EVERY: u32 = 16;
+/// After a look that gave pages back, this many fiber ends on the same worker look too: deep
+/// fibers come in bursts (a deep request type under load), and each one's stack is caught as
+/// it ends rather than left resident in the pool.
+const BURST: u32 = 256;
+/// Pages at the bottom of a stack that are never given back.
+const BOTTOM_KEEP_PAGES: usize = 4;
+/// Pages whose residency one `mincore` call reads.
+const PAGES_PER_CALL: usize = 256;
+
+/// One worker's turn keeping: fiber ends counted, and looks still owed after a burst began.
+#[derive(Default)]
+struct Turn {
+    count: AtomicU32,
+    burst: AtomicU32,
+}
+
+/// The configured stack size in bytes (0: not configured yet, nothing is trimmed).
+static STACK_BYTES: AtomicUsize = AtomicUsize::new(0);
+/// Bytes given back since start.
+static TRIMMED: AtomicU64 = AtomicU64::new(0);
+
+/// Records the stack size the engine was configured with.
+pub(crate) fn set_stack_size(bytes: usize) {
+    STACK_BYTES.store(bytes, Relaxed);
+}
+
+/// Bytes of fiber stacks given back to the kernel since start.
+pub(crate) fn trimmed_bytes() -> u64 {
+    TRIMMED.load(Relaxed)
+}
+
+fn page_size() -> usize {
+    static PAGE: OnceLock<usize> = OnceLock::new();
+    // SAFETY: `sysconf` has no preconditions.
+    *PAGE.get_or_init(|| {
+        usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096)
+    })
+}
+
+/// Runs a fiber's body `f`, then (on one end in [`EVERY`]) gives back what this or an earlier
+/// fiber left resident on the stack deeper than [`KEEP`]. Called first thing in the fiber.
+///
+/// The stack's bottom is reckoned from this frame's address and the configured size: the
+/// engine keeps the fiber's closure at the top of its stack, then come its own first frames,
+/// then this one, so a closure or result larger than [`MAX_TOP`] could put this frame too far
+/// below the top for that reckoning; such fibers are never trimmed.
+#[inline(never)]
+pub(crate) fn run<F: FnOnce() -> T, T>(f: F) -> T {
+    let marker = 0u8;
+    let entry = std::hint::black_box(std::ptr::addr_of!(marker) as usize);
+    let out = call(f);
+    if std::mem::size_of::<F>() + std::mem::size_of::<T>() <= MAX_TOP {
+        fiber_ends(entry);
+    }
+    out
+}
+
+/// Runs `f` in a frame of its own, below [`run`]'s (whose frame stays small).
+#[inline(never)]
+fn call<F: FnOnce() -> T, T>(f: F) -> T {
+    f()
+}
+
+/// The largest closure plus result a trimmed fiber may have (see [`run`]).
+const MAX_TOP: usize = 4096;
+
+/// A fiber whose first frame is at `entry` (an address in it) ends.
+#[inline(never)]
+fn fiber_ends(entry: usize) {
+    static TURNS: OnceLock<PerWorker<Turn>> = OnceLock::new();
+    let turn = TURNS.get_or_init(PerWorker::default).get();
+    let burst = turn.burst.load(Relaxed);
+    if burst > 0 {
+        turn.burst.store(burst - 1, Relaxed);
+    } else if !turn.count.fetch_add(1, Relaxed).is_multiple_of(EVERY) {
+        return;
+    }
+    let stack = STACK_BYTES.load(Relaxed);
+    let page = page_size();
+    let low = (entry.saturating_sub(stack) + BOTTOM_KEEP_PAGES * page).next_multiple_of(page);
+    let high = entry.saturating_sub(KEEP) / page * page;
+    if stack == 0 || high <= low {
+        return;
+    }
+    if resident(low, high, page) {
+        // SAFETY: [low, high) lies inside this fiber's own stack mapping, below every frame
+        // still in use (the caller is the fiber's first frame and `high` is `KEEP` under it)
+        // and above the engine's sentinel words; `MADV_DONTNEED` on private anonymous memory
+        // only makes the next touch see zeroes.
+        let rc =
+            unsafe { libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED) };
+        if rc == 0 {
+            TRIMMED.fetch_add((high - low) as u64, Relaxed);
+            turn.burst.store(BURST, Relaxed);
+        }
+    }
+}
+
+/// Whether any page of [`low`, `high`) (page-aligned) is resident.
+fn resident(low: usize, high: usize, page: usize) -> bool {
+    let mut vec = [0u8; PAGES_PER_CALL];
+    let mut at = low;
+    while at < high {
+        let len = (high - at).min(PAGES_PER_CALL * page);
+        // SAFETY: `at` is page-aligned, [at, at + len) is mapped (inside the stack), and
+        // `vec` has room for `len / page` entries.
+        let rc = unsafe { libc::mincore(at as *mut libc::c_void, len, vec.as_mut_ptr()) };
+        if rc != 0 {
+            return false;
+        }
+        if vec[..len / page].iter().any(|v| v & 1 == 1) {
+            return true;
+        }
+        at += len;
+    }
+    false
+}

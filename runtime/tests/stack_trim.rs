@@ -1,0 +1,76 @@
+//! Fiber stacks give back their deep part: after fibers went deep, the pages below the kept
+//! part are returned to the kernel, and the stacks stay sound (the engine's bottom sentinel
+//! intact: a zeroed sentinel would make the engine exit the process).
+
+use moria_runtime::{spawn, stats, Runtime};
+
+/// Uses about 96 KiB of the fiber's stack, touching every page of it.
+#[inline(never)]
+fn deep(levels: u32) -> u64 {
+    let mut frame = [0u8; 4096];
+    std::hint::black_box(&mut frame);
+    if levels == 0 {
+        u64::from(frame[7])
+    } else {
+        deep(levels - 1) + u64::from(frame[9])
+    }
+}
+
+#[test]
+fn deep_fibers_give_their_stack_pages_back_and_the_stacks_stay_sound() {
+    Runtime::builder().workers(2).build().expect("runtime");
+    let before = stats().stack_bytes_trimmed;
+    for _ in 0..200 {
+        assert_eq!(spawn(|| deep(23)).join().unwrap(), 0);
+    }
+    let trimmed = stats().stack_bytes_trimmed - before;
+    assert!(trimmed > 0, "nothing given back after 200 deep fibers");
+    // The trimmed stacks serve new fibers, deep and shallow, as before.
+    for _ in 0..200 {
+        assert_eq!(spawn(|| deep(23)).join().unwrap(), 0);
+        assert_eq!(spawn(|| 7).join().unwrap(), 7);
+    }
+}
+
+/// The trimming reckons a stack's bottom from the address of the fiber's first frame and the
+/// configured size, keeping 4 pages at the bottom: sound only while that frame sits less than
+/// 3 pages below the top of the stack's mapping.
+#[test]
+fn a_fiber_starts_near_the_top_of_its_stack_mapping() {
+    Runtime::builder().workers(2).build().expect("runtime");
+    let (addr, (start, end)) = spawn(|| {
+        let local = 0u8;
+        let addr = std::hint::black_box(&local as *const u8 as usize);
+        (addr, mapping_of(addr))
+    })
+    .join()
+    .unwrap();
+    let page = 4096;
+    let stack = moria_runtime::stats().stack_size as usize;
+    assert!(
+        end - addr < 3 * page,
+        "first frame {} bytes below the top",
+        end - addr
+    );
+    assert!(
+        end - start >= stack,
+        "mapping of {} bytes for a {stack}-byte stack",
+        end - start
+    );
+}
+
+/// The `[start, end)` of the mapping in /proc/self/maps that holds `addr`.
+fn mapping_of(addr: usize) -> (usize, usize) {
+    let maps = std::fs::read_to_string("/proc/self/maps").expect("/proc/self/maps");
+    maps.lines()
+        .find_map(|line| {
+            let range = line.split_whitespace().next()?;
+            let (a, b) = range.split_once('-')?;
+            let (a, b) = (
+                usize::from_str_radix(a, 16).ok()?,
+                usize::from_str_radix(b, 16).ok()?,
+            );
+            (a <= addr && addr < b).then_some((a, b))
+        })
+        .expect("a mapping holds the fiber's stack")
+}
