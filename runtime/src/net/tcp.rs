@@ -186,11 +186,10 @@ impl TcpStream {
                 ready::wait(&self.inner, Interest::Read, Some(deadline), None)?;
             }
         }
-        let at = coarse_timer::deadline_after(within);
         let inner = &self.inner;
-        let waiter = self
-            .coarse
-            .get_or_insert_with(|| Waiter::new(inner.waker()));
+        // The clock is read only once the socket turns out empty: under load the bytes are
+        // often there already.
+        let mut at = None;
         let result = loop {
             // A readiness report left over from earlier reads would end the wait below at
             // once: forget it before looking (the engine's own reads do the same).
@@ -201,13 +200,19 @@ impl TcpStream {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 done => break done.map(Some),
             }
-            if coarse_timer::now_ms() >= at {
-                break Ok(None);
-            }
-            waiter.arm(at);
+            let deadline = match at {
+                None => *at.insert(coarse_timer::deadline_after(within)),
+                Some(d) if coarse_timer::now_ms() >= d => break Ok(None),
+                Some(d) => d,
+            };
+            self.coarse
+                .get_or_insert_with(|| Waiter::new(inner.waker()))
+                .arm(deadline);
             inner.wait_io();
         };
-        waiter.disarm();
+        if let Some(waiter) = &self.coarse {
+            waiter.disarm();
+        }
         result
     }
 
