@@ -19,7 +19,12 @@ MORIA=$!
 taskset -c 0 "$BIN/peer_minihttp" --listen 127.0.0.1:18081 --workers 1 2>/dev/null &
 PEER=$!
 trap 'kill $MORIA $PEER 2>/dev/null || true' EXIT
-sleep 1
+for port in 18080 18081; do
+  for _ in $(seq 100); do
+    (exec 3<>/dev/tcp/127.0.0.1/$port) 2>/dev/null && break
+    sleep 0.1
+  done
+done
 
 rps() { # port [pipeline depth]
   local port=$1 extra=()
