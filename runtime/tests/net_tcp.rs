@@ -272,3 +272,48 @@ fn many_coarse_waits_end_with_none_round_after_round() {
         }
     }
 }
+
+/// After a read that emptied the socket, `read_within` waits for the engine's readiness report
+/// without looking first: bytes that arrived between that read and the wait must still end it
+/// at once. (Were the report lost, each wait would end only at its deadline, a minute here: the
+/// test gives all rounds 30 s.)
+#[test]
+fn read_within_after_a_read_that_emptied_the_socket_sees_what_came_since() {
+    runtime();
+    let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (done, finished) = std::sync::mpsc::channel();
+    spawn(move || {
+        let mut client = TcpStream::connect(addr).unwrap();
+        let (mut server, _) = listener.accept().unwrap();
+        let mut buf = [0u8; 64];
+        for round in 0..50u8 {
+            client.write_all(&[round; 3]).unwrap();
+            let mut got = 0;
+            while got < 3 {
+                got += server.read(&mut buf[got..]).unwrap();
+            }
+            // The socket is empty now; these bytes come before the server waits. Parking this
+            // fiber for a moment lets the worker's event loop run and take the readiness
+            // report while nobody waits on the socket: the interleaving that a wait clearing
+            // old reports would lose (the outcome must not depend on whether it happens).
+            client.write_all(&[round; 5]).unwrap();
+            moria_runtime::sleep(Duration::from_millis(1));
+            let mut more = Vec::new();
+            while more.len() < 5 {
+                match server
+                    .read_within(&mut buf, Duration::from_secs(60))
+                    .unwrap()
+                {
+                    Some(n) if n > 0 => more.extend_from_slice(&buf[..n]),
+                    other => panic!("round {round}: {other:?} instead of the bytes sent"),
+                }
+            }
+            assert_eq!(more, [round; 5]);
+        }
+        done.send(()).unwrap();
+    });
+    finished
+        .recv_timeout(Duration::from_secs(30))
+        .expect("bytes that came before the wait did not end it");
+}

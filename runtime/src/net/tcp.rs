@@ -104,6 +104,9 @@ impl AsRawFd for TcpListener {
 pub struct TcpStream {
     inner: may::net::TcpStream,
     timeouts: Timeouts,
+    /// The last read took everything the socket had (it returned less than asked), so
+    /// [`TcpStream::read_within`] can wait without looking first.
+    drained: bool,
     /// The coarse deadline of [`TcpStream::read_within`], made on its first use.
     coarse: Option<Arc<Waiter>>,
 }
@@ -113,6 +116,7 @@ impl TcpStream {
         TcpStream {
             inner,
             timeouts: Timeouts::default(),
+            drained: false,
             coarse: None,
         }
     }
@@ -173,6 +177,9 @@ impl TcpStream {
     pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
         let fd = self.inner.as_raw_fd();
         if !engine::in_fiber() {
+            // A plain thread polls, which reports bytes already there: no speculative read
+            // to save.
+            self.drained = false;
             let deadline = Deadline::after(within);
             loop {
                 match recv_now(fd, buf) {
@@ -187,19 +194,27 @@ impl TcpStream {
             }
         }
         let inner = &self.inner;
+        let asked = buf.len();
+        // When the last read emptied the socket, looking again would find nothing: wait for
+        // the engine's readiness report instead. It cannot be lost, since nothing clears it
+        // between that read and this wait.
+        let mut look = !std::mem::take(&mut self.drained);
         // The clock is read only once the socket turns out empty: under load the bytes are
         // often there already.
         let mut at = None;
         let result = loop {
-            // A readiness report left over from earlier reads would end the wait below at
-            // once: forget it before looking (the engine's own reads do the same).
-            #[allow(deprecated)]
-            inner.reset_io();
-            match recv_now(fd, buf) {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                done => break done.map(Some),
+            if look {
+                // A readiness report left over from earlier reads would end the wait below
+                // at once: forget it before looking (the engine's own reads do the same).
+                #[allow(deprecated)]
+                inner.reset_io();
+                match recv_now(fd, buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    done => break done.map(Some),
+                }
             }
+            look = true;
             let deadline = match at {
                 None => *at.insert(coarse_timer::deadline_after(within)),
                 Some(d) if coarse_timer::now_ms() >= d => break Ok(None),
@@ -213,6 +228,7 @@ impl TcpStream {
         if let Some(waiter) = &self.coarse {
             waiter.disarm();
         }
+        self.drained = matches!(result, Ok(Some(n)) if n > 0 && n < asked);
         result
     }
 
@@ -222,6 +238,7 @@ impl TcpStream {
         let writer = TcpStream {
             inner: self.inner.try_clone()?,
             timeouts: self.timeouts.duplicate(),
+            drained: false,
             coarse: None,
         };
         Ok((TcpReader { inner: self }, TcpWriter { inner: writer }))
@@ -237,6 +254,8 @@ impl TcpStream {
     /// Runs a non-blocking syscall on the socket, waiting for readability on `WouldBlock` and
     /// honouring the read timeout (e.g. `splice` out of the socket).
     pub fn read_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        // What `f` took from the socket is unknown: the next wait looks first.
+        self.drained = false;
         let deadline = self.read_timeout()?.map(Deadline::after);
         with_readiness(&self.inner, Interest::Read, deadline, f)
     }
@@ -258,6 +277,15 @@ fn with_readiness(
             return Err(Deadline::timed_out("socket wait"));
         }
         ready::wait(socket, interest, deadline, None)?;
+    }
+}
+
+impl TcpStream {
+    /// Records whether a read emptied the socket: a stream socket's read takes all it has up
+    /// to the size asked, so less means nothing is left, and any later byte raises a new
+    /// readiness report.
+    fn after_read(&mut self, asked: usize, result: &io::Result<usize>) {
+        self.drained = matches!(result, Ok(n) if *n > 0 && *n < asked);
     }
 }
 

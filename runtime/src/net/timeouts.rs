@@ -205,16 +205,19 @@ macro_rules! lazy_timeout_io {
     ($t:ty) => {
         impl std::io::Read for $t {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let asked = buf.len();
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
                 let now = || crate::net::timeouts::read_now(fd, buf);
-                if let Some(done) = self
+                let result = match self
                     .timeouts
                     .read
                     .first_try(now, |t| inner.set_read_timeout(t))
                 {
-                    return done;
-                }
-                self.inner.read(buf)
+                    Some(done) => done,
+                    None => self.inner.read(buf),
+                };
+                self.after_read(asked, &result);
+                result
             }
         }
 

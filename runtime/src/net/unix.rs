@@ -124,6 +124,11 @@ impl UnixStream {
     }
 }
 
+impl UnixStream {
+    /// What a read tells for later waits: nothing here (no timer-free wait on Unix sockets).
+    fn after_read(&mut self, _asked: usize, _result: &io::Result<usize>) {}
+}
+
 timeouts!(UnixStream);
 lazy_timeout_io!(UnixStream);
 forward_io!(fd: UnixStream);
