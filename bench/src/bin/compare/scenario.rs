@@ -1,5 +1,5 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
-//! applies), hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
+//! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
 //! 1 GiB file, and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
 
 use serde::Serialize;
@@ -89,6 +89,19 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
                 depth: 16,
             },
         ),
+        Scenario {
+            name: "plaintext-c100".into(),
+            what: "TFB plaintext one request at a time: hello against hyper",
+            moria: Kind::MoriaTfb,
+            peers: both(),
+            path: "/plaintext".into(),
+            https: false,
+            load: Load::Wrk {
+                conns: 100,
+                depth: 1,
+            },
+            body_bytes: None,
+        },
         tfb(
             "json",
             "TFB json: serde_json per request",
@@ -260,6 +273,7 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), all.len());
         assert_eq!(select(all.clone(), &["tfb".into()]).len(), 7);
+        assert_eq!(select(all.clone(), &["plaintext".into()]).len(), 2);
         assert_eq!(select(all.clone(), &["static-https".into()]).len(), 3);
         assert_eq!(select(all.clone(), &["idle".into()]).len(), 2);
         let http = select(all.clone(), &["idle-http".into()]);
