@@ -40,14 +40,13 @@ pub(crate) struct ConnState {
 }
 
 impl ConnState {
-    /// A handler starts on `method target`; `fresh` when no earlier answer is still unsent.
-    pub(crate) fn handling(&self, method: &[u8], target: &[u8], fresh: bool) {
+    /// A handler starts on `route` (`METHOD target`, as the request line has them: one copy);
+    /// `fresh` when no earlier answer is still unsent.
+    pub(crate) fn handling(&self, route: &[u8], fresh: bool) {
         {
-            let mut route = self.route.lock().unwrap_or_else(PoisonError::into_inner);
-            route.clear();
-            route.extend_from_slice(method);
-            route.push(b' ');
-            route.extend_from_slice(target);
+            let mut kept = self.route.lock().unwrap_or_else(PoisonError::into_inner);
+            kept.clear();
+            kept.extend_from_slice(route);
         }
         let phase = if fresh {
             PHASE_HANDLING_FRESH

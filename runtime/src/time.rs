@@ -1,6 +1,24 @@
-//! Deadlines: an instant to give up at, shared by every timed wait.
+//! Deadlines: an instant to give up at, shared by every timed wait; and the coarse wall clock.
 
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// Seconds since the Unix epoch from the coarse wall clock (`CLOCK_REALTIME_COARSE`: the time
+/// at the kernel's last tick, a few milliseconds behind at most, read without the hardware
+/// counter). For once-a-second values such as an HTTP `Date`, on paths where the precise
+/// clock's cost shows.
+pub fn coarse_unix_secs() -> u64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    if unsafe { libc::clock_gettime(libc::CLOCK_REALTIME_COARSE, &mut t) } == 0 {
+        return u64::try_from(t.tv_sec).unwrap_or(0);
+    }
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
 
 /// A point in time after which a wait gives up with `TimedOut`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

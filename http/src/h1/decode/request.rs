@@ -172,11 +172,16 @@ fn parse_request_line(
 ) -> Result<usize, Failure> {
     let method_end = element(buf, start, &TCHAR, Failure::BadMethod)?;
     let t0 = method_end + 1;
-    let t_end = element(buf, t0, &TARGET, Failure::BadTarget)?;
+    let target = scan_target(buf, t0)?;
+    let t_end = target.end;
     let v0 = t_end + 1;
-    let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
-        Some(k) => v0 + k,
-        None => return Err(Failure::BadRequestLine),
+    // A version is eight bytes: look for the line end right after them before searching.
+    let nl = match buf.get(v0 + VERSION_LEN..v0 + VERSION_LEN + 2) {
+        Some(b"\r\n") => v0 + VERSION_LEN + 1,
+        _ => match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
+            Some(k) => v0 + k,
+            None => return Err(Failure::BadRequestLine),
+        },
     };
     let v_end = if nl > v0 && buf[nl - 1] == b'\r' {
         nl - 1
@@ -190,13 +195,72 @@ fn parse_request_line(
     head.method = Method::from_bytes(&buf[start..method_end]);
     head.method_span = Span::new(start, method_end);
     head.target = Span::new(t0, t_end);
-    split_target(head.method, &buf[t0..t_end], t0, head)?;
-    head.path_escaped = memchr(b'%', head.path.get(buf)).is_some();
+    split_target(head.method, &buf[t0..t_end], t0, &target, head)?;
+    head.path_escaped = match target.first_percent {
+        // The first `%` lies at or after the path's start: in the path only if before its end.
+        Some(p) if p >= head.path.start as usize => p < head.path.end as usize,
+        // One in an absolute-form's authority says nothing about the path.
+        Some(_) => memchr(b'%', head.path.get(buf)).is_some(),
+        None => false,
+    };
     Ok(nl + 1)
 }
 
-/// Locates the path and query of the target's form (RFC 9112 §3.2).
-fn split_target(method: Method, target: &[u8], t0: usize, head: &mut Head) -> Result<(), Failure> {
+/// Length of `HTTP/x.y`.
+const VERSION_LEN: usize = 8;
+
+/// A request target found by [`scan_target`]: where it ends, and the first `?` and `%` in it
+/// (absolute indices), noted on the way so the path's split needs no second pass.
+struct TargetScan {
+    end: usize,
+    first_query: Option<usize>,
+    first_percent: Option<usize>,
+}
+
+/// The request target from `t0`: a non-empty run of [`TARGET`] bytes that a single SP follows
+/// (what [`element`] checks), in one pass that also notes the first `?` and `%`.
+fn scan_target(buf: &[u8], t0: usize) -> Result<TargetScan, Failure> {
+    let rest = buf.get(t0..).unwrap_or_default();
+    let mut first_query = None;
+    let mut first_percent = None;
+    let mut len = rest.len();
+    for (i, &c) in rest.iter().enumerate() {
+        if !TARGET[usize::from(c)] {
+            len = i;
+            break;
+        }
+        match c {
+            b'?' if first_query.is_none() => first_query = Some(t0 + i),
+            b'%' if first_percent.is_none() => first_percent = Some(t0 + i),
+            _ => {}
+        }
+    }
+    let end = t0 + len;
+    match at(buf, end) {
+        b' ' if len > 0 => Ok(TargetScan {
+            end,
+            first_query,
+            first_percent,
+        }),
+        b' ' => Err(Failure::BadRequestLine),
+        _ => Err(unexpected(
+            buf,
+            end,
+            Failure::BadRequestLine,
+            Failure::BadTarget,
+        )),
+    }
+}
+
+/// Locates the path and query of the target's form (RFC 9112 §3.2); `scan` is the target's
+/// [`scan_target`].
+fn split_target(
+    method: Method,
+    target: &[u8],
+    t0: usize,
+    scan: &TargetScan,
+    head: &mut Head,
+) -> Result<(), Failure> {
     let path_start = match target {
         // origin-form
         [b'/', ..] => 0,
@@ -224,13 +288,16 @@ fn split_target(method: Method, target: &[u8], t0: usize, head: &mut Head) -> Re
             }
         }
     };
-    let rest = &target[path_start..];
-    match memchr(b'?', rest) {
-        Some(q) => {
-            head.path = Span::new(t0 + path_start, t0 + path_start + q);
-            head.query = Some(Span::new(t0 + path_start + q + 1, t0 + target.len()));
+    // The first `?` of the target starts the query: neither origin-form's path nor
+    // absolute-form's scheme and authority (which end at it) can hold one before it.
+    let (p0, t_end) = (t0 + path_start, t0 + target.len());
+    match scan.first_query {
+        Some(q) if q >= p0 => {
+            head.path = Span::new(p0, q);
+            head.query = Some(Span::new(q + 1, t_end));
         }
-        None => head.path = Span::new(t0 + path_start, t0 + target.len()),
+        Some(_) => return Err(Failure::BadTarget),
+        None => head.path = Span::new(p0, t_end),
     }
     Ok(())
 }

@@ -424,3 +424,40 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn escapes_are_noted_in_the_path_only() {
+    let cases: [(&[u8], &[u8], Option<&[u8]>, bool); 7] = [
+        (b"/a%20b", b"/a%20b", None, true),
+        (b"/a?x=%20", b"/a", Some(b"x=%20"), false),
+        (b"/a%2F?x=%20", b"/a%2F", Some(b"x=%20"), true),
+        (b"/?", b"/", Some(b""), false),
+        (b"http://h%41st/p", b"/p", None, false),
+        (b"http://h%41st/p%41?q", b"/p%41", Some(b"q"), true),
+        (b"http://host?q=%41", b"", Some(b"q=%41"), false),
+    ];
+    for (target, path, query, escaped) in cases {
+        let mut raw = b"GET ".to_vec();
+        raw.extend_from_slice(target);
+        raw.extend_from_slice(b" HTTP/1.1\r\nHost: h\r\n\r\n");
+        let h = parse(&raw).unwrap();
+        let shown = String::from_utf8_lossy(target);
+        assert_eq!(h.path.get(&raw), path, "{shown}");
+        assert_eq!(h.query.map(|q| q.get(&raw)), query, "{shown}");
+        assert_eq!(h.path_escaped, escaped, "{shown}");
+    }
+}
+
+#[test]
+fn versions_not_followed_by_crlf_are_still_found() {
+    let h = parse(b"GET / HTTP/1.1\nHost: h\n\n").unwrap();
+    assert_eq!(h.version, Version::Http11);
+    assert_eq!(
+        parse(b"GET / HTTP/1.10\r\nHost: h\r\n\r\n").unwrap_err(),
+        Failure::BadVersion
+    );
+    assert_eq!(
+        parse(b"GET / HTTP/1.1 \r\nHost: h\r\n\r\n").unwrap_err(),
+        Failure::BadRequestLine
+    );
+}

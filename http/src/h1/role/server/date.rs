@@ -2,7 +2,6 @@
 //! between workers through a seqlock of atomics (no `unsafe`, no thread-locals, no data race).
 
 use std::sync::atomic::{fence, AtomicU64, Ordering};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::http_date::format;
 
@@ -44,11 +43,9 @@ impl Default for DateCache {
     }
 }
 
-/// Seconds since the epoch now.
+/// Seconds since the epoch now (the coarse clock: a `Date` has one-second resolution).
 pub(crate) fn now_secs() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    moria_runtime::time::coarse_unix_secs()
 }
 
 impl DateCache {

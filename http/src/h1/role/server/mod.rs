@@ -492,11 +492,9 @@ impl Conn {
             body: RequestBody::new(input, framing, self.head.expect_continue, limits.max_body),
         };
         let fresh = self.wbuf.is_empty();
-        ctx.state.handling(
-            self.head.method_span.get(raw),
-            self.head.target.get(raw),
-            fresh,
-        );
+        // The request line holds `METHOD SP target` in one piece (single spaces only).
+        let route = self.head.method_span.start as usize..self.head.target.end as usize;
+        ctx.state.handling(&raw[route], fresh);
         let res = &mut self.res;
         let result = catch_unwind(AssertUnwindSafe(|| ctx.handler.handle(&mut req, res)));
         let (input, outcome) = req.body.finish(limits.max_drain);
