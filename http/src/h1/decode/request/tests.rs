@@ -425,9 +425,12 @@ mod fuzz {
     }
 }
 
+/// A target, its path, its query, and whether the path holds an escape.
+type TargetCase = (&'static [u8], &'static [u8], Option<&'static [u8]>, bool);
+
 #[test]
 fn escapes_are_noted_in_the_path_only() {
-    let cases: [(&[u8], &[u8], Option<&[u8]>, bool); 7] = [
+    let cases: [TargetCase; 7] = [
         (b"/a%20b", b"/a%20b", None, true),
         (b"/a?x=%20", b"/a", Some(b"x=%20"), false),
         (b"/a%2F?x=%20", b"/a%2F", Some(b"x=%20"), true),
