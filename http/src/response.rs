@@ -29,6 +29,14 @@ pub(crate) enum Kind {
     Ranges(Ranges),
 }
 
+impl Kind {
+    /// Whether dropping this body frees or closes something (the enum's drop glue is a call
+    /// per response; the bodies of most responses own nothing).
+    fn owns(&self) -> bool {
+        !matches!(self, Kind::Empty | Kind::Static(_) | Kind::Buffer)
+    }
+}
+
 /// A response body.
 pub struct Body(pub(crate) Kind);
 
@@ -147,8 +155,19 @@ impl Response {
         self.has = 0;
         self.close = false;
         self.invalid = None;
-        self.body = Kind::Empty;
+        self.replace_body(Kind::Empty);
         self.buf.clear();
+    }
+
+    /// Puts `kind` in place of the body, calling the old one's drop only when it owns something.
+    fn replace_body(&mut self, kind: Kind) {
+        let old = std::mem::replace(&mut self.body, kind);
+        if old.owns() {
+            drop(old);
+        } else {
+            // Nothing to free: skip the drop glue's call.
+            std::mem::forget(old);
+        }
     }
 
     /// Frees the body buffer if it grew past `max` bytes (a pooled response keeps the usual
@@ -262,7 +281,7 @@ impl Response {
 
     /// Sets the body.
     pub fn body(&mut self, body: impl Into<Body>) -> &mut Self {
-        self.body = body.into().0;
+        self.replace_body(body.into().0);
         self
     }
 
