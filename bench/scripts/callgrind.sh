@@ -7,9 +7,12 @@
 # the whole process for those requests and per request; the profile stays in the work directory
 # for `callgrind_annotate`.
 #
-#   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY]
+#   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY|nginx]
 #
-# BINARY defaults to target/release/fileserver (built here); pass another build to compare.
+# BINARY defaults to target/release/fileserver (built here); pass another build to compare, or
+# `nginx` to count nginx's instructions the same way (one process: `master_process off`, one
+# worker, sendfile, TLS 1.3 with a P-256 certificate like the fileserver's own; needs the
+# Debian package nginx-light or nginx).
 # Under valgrind the fileserver resolves paths by canonicalisation (valgrind does not know
 # `openat2`), which adds the same instructions to every build.
 set -euo pipefail
@@ -37,8 +40,41 @@ if [ $# -lt 4 ]; then cargo build --release -q -p moria-examples --bin fileserve
 WORK=$(mktemp -d /tmp/moria-callgrind.XXXXXX)
 mkdir -p "$WORK/www"
 head -c 1312 /dev/urandom >"$WORK/www/file1312"
-valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "$BIN" --root "$WORK/www" \
-  --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1 >"$WORK/server.log" 2>&1 &
+if [ "$BIN" = nginx ]; then
+  need nginx nginx-light
+  need openssl openssl
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
+  cat >"$WORK/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+pid $WORK/nginx.pid;
+error_log $WORK/error.log warn;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  sendfile on;
+  tcp_nopush on;
+  keepalive_requests 100000000;
+  ssl_protocols TLSv1.3;
+  ssl_certificate $WORK/cert.pem;
+  ssl_certificate_key $WORK/key.pem;
+  client_body_temp_path $WORK;
+  default_type application/octet-stream;
+  server {
+    listen 127.0.0.1:$P_HTTP;
+    listen 127.0.0.1:$P_HTTPS ssl;
+    root $WORK/www;
+  }
+}
+CONF
+  SERVER=(nginx -p "$WORK" -c "$WORK/nginx.conf")
+else
+  SERVER=("$BIN" --root "$WORK/www" --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1)
+fi
+valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "${SERVER[@]}" \
+  >"$WORK/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true' EXIT
 PORT=$P_HTTP
