@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
-# Instructions per keep-alive request of the fileserver, counted by callgrind: deterministic
-# where wall-clock A/Bs on a shared machine are not. The fileserver (release, one worker) runs
-# under `valgrind --tool=callgrind`; a Python client opens CONNS keep-alive connections, fetches
-# the file once on each (warm-up), then the counters are zeroed, REQUESTS more requests go out
-# round-robin (each answer read whole), and the counters are dumped. Prints the instructions of
-# the whole process for those requests and per request; the profile stays in the work directory
-# for `callgrind_annotate`.
+# Instructions per keep-alive request, counted by callgrind: deterministic where wall-clock
+# A/Bs on a shared machine are not. The server (release, one worker) runs under
+# `valgrind --tool=callgrind`; a Python client opens CONNS keep-alive connections, asks once on
+# each (warm-up), then the counters are zeroed, REQUESTS more requests go out round-robin
+# (DEPTH of them per write on each connection, each answer read whole), and the counters are
+# dumped. Prints the instructions of the whole process for those requests and per request; the
+# profile stays in the work directory for `callgrind_annotate`.
 #
-#   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY|nginx]
+#   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY|nginx] [DEPTH=1]
+#   bench/scripts/callgrind.sh hello [REQUESTS] [CONNS] [BINARY] [DEPTH=1]
 #
-# BINARY defaults to target/release/fileserver (built here); pass another build to compare, or
-# `nginx` to count nginx's instructions the same way (one process: `master_process off`, one
-# worker, sendfile, TLS 1.3 with a P-256 certificate like the fileserver's own; needs the
-# Debian package nginx-light or nginx).
-# Under valgrind the fileserver resolves paths by canonicalisation (valgrind does not know
-# `openat2`), which adds the same instructions to every build.
+# http and https fetch the 1312-byte file: BINARY defaults to target/release/fileserver (built
+# here); pass another build to compare, or `nginx` to count nginx's instructions the same way
+# (one process: `master_process off`, one worker, sendfile, TLS 1.3 with a P-256 certificate
+# like the fileserver's own; needs the Debian package nginx-light or nginx). hello asks `GET /`
+# of a server taking `--listen ADDR --workers 1`: BINARY defaults to target/release/hello
+# (built here); target/release/peer_minihttp is may_minihttp's.
+# Under valgrind the fileserver resolves paths by canonicalisation on the offload pool
+# (valgrind does not know `openat2`): the same instructions in every build, not in nginx's.
 set -euo pipefail
 SCHEME=${1:-http}
 REQUESTS=${2:-4000}
 CONNS=${3:-10}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=${4:-$ROOT/target/release/fileserver}
+DEFAULT_BIN=fileserver
+[ "$SCHEME" = hello ] && DEFAULT_BIN=hello
+BIN=${4:-$ROOT/target/release/$DEFAULT_BIN}
+DEPTH=${5:-1}
 P_HTTP=18280 P_HTTPS=18643
 
 need() { # command package
@@ -35,7 +41,12 @@ need() { # command package
 }
 need valgrind valgrind
 need python3 python3-minimal
-if [ $# -lt 4 ]; then cargo build --release -q -p moria-examples --bin fileserver; fi
+if [ $# -lt 4 ]; then
+  case $SCHEME in
+    hello) cargo build --release -q -p moria-bench --bin hello ;;
+    *) cargo build --release -q -p moria-examples --bin fileserver ;;
+  esac
+fi
 
 WORK=$(mktemp -d /tmp/moria-callgrind.XXXXXX)
 mkdir -p "$WORK/www"
@@ -70,6 +81,8 @@ http {
 }
 CONF
   SERVER=(nginx -p "$WORK" -c "$WORK/nginx.conf")
+elif [ "$SCHEME" = hello ]; then
+  SERVER=("$BIN" --listen 127.0.0.1:$P_HTTP --workers 1)
 else
   SERVER=("$BIN" --root "$WORK/www" --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1)
 fi
@@ -80,10 +93,11 @@ trap 'kill $PID 2>/dev/null || true' EXIT
 PORT=$P_HTTP
 [ "$SCHEME" = https ] && PORT=$P_HTTPS
 
-python3 - "$SCHEME" "$PORT" "$REQUESTS" "$CONNS" "$PID" <<'EOF'
+python3 - "$SCHEME" "$PORT" "$REQUESTS" "$CONNS" "$PID" "$DEPTH" <<'EOF'
 import socket, ssl, subprocess, sys, time
-scheme, port, total, conns, pid = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
-request = b"GET /file1312 HTTP/1.1\r\nHost: bench\r\n\r\n"
+scheme, port, total, conns, pid, depth = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5], int(sys.argv[6])
+path = b"/" if scheme == "hello" else b"/file1312"
+request = b"GET " + path + b" HTTP/1.1\r\nHost: bench\r\n\r\n"
 
 def connect():
     for _ in range(600):  # valgrind starts slowly: up to a minute
@@ -93,7 +107,7 @@ def connect():
         except OSError:
             time.sleep(0.1)
     else:
-        sys.exit("the fileserver did not start listening")
+        sys.exit("the server did not start listening")
     if scheme == "https":
         ctx = ssl.create_default_context()
         ctx.check_hostname = False
@@ -101,8 +115,11 @@ def connect():
         s = ctx.wrap_socket(s)
     return s
 
+pending = {}
+
 def answer(s):
-    buf = b""
+    """Reads one whole answer from `s`, keeping what follows it for the next call."""
+    buf = pending.get(s, b"")
     while b"\r\n\r\n" not in buf:
         chunk = s.recv(65536)
         if not chunk:
@@ -113,23 +130,29 @@ def answer(s):
         sys.exit("unexpected answer: %r" % head[:80])
     length = next(int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:"))
     while len(body) < length:
-        body += s.recv(65536)
+        chunk = s.recv(65536)
+        if not chunk:
+            sys.exit("connection closed inside an answer")
+        body += chunk
+    pending[s] = body[length:]
+
+def round_trip(sockets):
+    for s in sockets:
+        s.sendall(request * depth)
+    for s in sockets:
+        for _ in range(depth):
+            answer(s)
 
 sockets = [connect() for _ in range(conns)]
-for s in sockets:
-    s.sendall(request)
-    answer(s)
+round_trip(sockets)
 subprocess.run(["callgrind_control", "-z", pid], check=True, stdout=subprocess.DEVNULL)
-for _ in range(total // conns):
-    for s in sockets:
-        s.sendall(request)
-    for s in sockets:
-        answer(s)
+for _ in range(total // (conns * depth)):
+    round_trip(sockets)
 subprocess.run(["callgrind_control", "-d", pid], check=True, stdout=subprocess.DEVNULL)
 EOF
 
 for _ in $(seq 100); do [ -s "$WORK/callgrind.out.1" ] && break; sleep 0.1; done
 TOTAL=$(callgrind_annotate "$WORK/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
-REQS=$(( (REQUESTS / CONNS) * CONNS ))
-echo "$SCHEME: $TOTAL instructions for $REQS keep-alive requests over $CONNS connections" \
-  "($((TOTAL / REQS)) per request); profile: $WORK/callgrind.out.1"
+REQS=$(( (REQUESTS / (CONNS * DEPTH)) * CONNS * DEPTH ))
+echo "$SCHEME: $TOTAL instructions for $REQS keep-alive requests over $CONNS connections," \
+  "$DEPTH per write ($((TOTAL / REQS)) per request); profile: $WORK/callgrind.out.1"
