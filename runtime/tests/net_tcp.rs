@@ -164,8 +164,15 @@ fn socket_timeout_option(fd: std::os::fd::RawFd, opt: libc::c_int) -> Duration {
 fn timeouts_reach_the_engine_only_when_a_call_has_to_wait() {
     runtime();
     let peer_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let mut s = TcpStream::connect(peer_listener.local_addr().unwrap()).unwrap();
-    let (mut peer, _) = peer_listener.accept().unwrap();
+    let s = TcpStream::connect(peer_listener.local_addr().unwrap()).unwrap();
+    let (peer, _) = peer_listener.accept().unwrap();
+    // In a fiber: a plain thread never hands its waits to the engine (it polls).
+    spawn(move || engine_gets_timeouts_only_to_wait(s, peer))
+        .join()
+        .unwrap();
+}
+
+fn engine_gets_timeouts_only_to_wait(mut s: TcpStream, mut peer: std::net::TcpStream) {
     let fd = std::os::fd::AsRawFd::as_raw_fd(&s);
     peer.write_all(b"hello").unwrap();
     let mut pfd = libc::pollfd {
@@ -316,4 +323,58 @@ fn read_within_after_a_read_that_emptied_the_socket_sees_what_came_since() {
     finished
         .recv_timeout(Duration::from_secs(30))
         .expect("bytes that came before the wait did not end it");
+}
+
+/// A plain thread's blocking socket calls wait in `poll(2)`, not through the engine: its
+/// blocking calls park the thread while a proxy fiber holds a pointer to the call on the
+/// thread's stack, and a stray `unpark` used to let the thread leave the call early; the proxy
+/// then used the stale pointer (a crash in a worker, seen under load). Here a third thread
+/// unparks the reading thread without pause while a writer sends one byte at a time, so the
+/// reader keeps finding the socket empty and waiting: every byte must arrive, in order.
+#[test]
+fn plain_thread_reads_and_writes_survive_stray_unparks() {
+    runtime();
+    const BYTES: usize = 20_000;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let writer = std::thread::spawn(move || {
+        let (mut peer, _) = listener.accept().unwrap();
+        for i in 0..BYTES {
+            peer.write_all(&[(i % 251) as u8]).unwrap();
+        }
+        let mut echo = [0u8; 1];
+        peer.read_exact(&mut echo).unwrap();
+        echo[0]
+    });
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut s = TcpStream::connect(addr).unwrap();
+            s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+            let mut got = Vec::with_capacity(BYTES);
+            let mut buf = [0u8; 1];
+            while got.len() < BYTES {
+                let n = s.read(&mut buf).unwrap();
+                assert_ne!(n, 0, "early end after {} bytes", got.len());
+                got.push(buf[0]);
+            }
+            s.write_all(b"!").unwrap();
+            done.store(true, std::sync::atomic::Ordering::Release);
+            got
+        })
+    };
+    let target = reader.thread().clone();
+    let mut unparks = 0u64;
+    while !done.load(std::sync::atomic::Ordering::Acquire) {
+        target.unpark();
+        unparks += 1;
+    }
+    let got = reader.join().unwrap();
+    assert_eq!(writer.join().unwrap(), b'!');
+    assert!(unparks > 0);
+    assert!(
+        got.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8),
+        "bytes out of order or lost"
+    );
 }

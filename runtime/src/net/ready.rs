@@ -56,6 +56,41 @@ pub(crate) fn wait<S: AsIoData + AsRawFd>(
     }
 }
 
+/// From a plain thread: runs `op`, a syscall that never waits, until it does not find the
+/// socket busy, polling `fd` for `interest` in between; after `timeout` (`None`: none) gives
+/// `TimedOut` naming `what`.
+///
+/// A thread never goes through the engine's own blocking calls. Those hand the engine a
+/// pointer to an operation on the calling thread's stack and `park` the thread until a proxy
+/// fiber unparks it; a `park` can return early (a stray `unpark`, which std allows), and the
+/// thread then leaves the call while the proxy still holds the pointer: a use after return,
+/// seen as a crash of a worker in the engine's `subscribe` under load.
+pub(crate) fn on_thread<R>(
+    fd: RawFd,
+    interest: Interest,
+    timeout: Option<Duration>,
+    what: &str,
+    mut op: impl FnMut() -> io::Result<R>,
+) -> io::Result<R> {
+    let deadline = timeout.map(Deadline::after);
+    let events = match interest {
+        Interest::Read => libc::POLLIN,
+        Interest::Write => libc::POLLOUT,
+    };
+    loop {
+        match op() {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            done => return done,
+        }
+        let left = deadline.map(|d| d.remaining());
+        if left.is_some_and(|l| l.is_zero()) {
+            return Err(Deadline::timed_out(what));
+        }
+        poll(fd, events, left)?;
+    }
+}
+
 /// The workspace's one `poll(2)` call: waits up to `timeout` (`None`: no limit) for `events` on
 /// `fd` and returns the events that came; none on a timeout or an interrupted call.
 fn poll(fd: RawFd, events: libc::c_short, timeout: Option<Duration>) -> io::Result<libc::c_short> {

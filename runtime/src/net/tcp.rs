@@ -17,7 +17,7 @@ use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::forward_io;
 use super::ready::{self, Interest};
-use super::timeouts::{lazy_timeout_io, recv_now, timeouts, Timeouts};
+use super::timeouts::{lazy_timeout_io, peek_now, recv_now, timeouts, Timeouts};
 use crate::coarse_timer::{self, Waiter};
 use crate::engine;
 use crate::error::panic_message;
@@ -126,8 +126,14 @@ impl TcpStream {
         engine::ensure();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
         for a in resolve(addr)? {
-            match may::net::TcpStream::connect(a) {
-                Ok(inner) => return Ok(TcpStream::adopted(inner)),
+            let connected = match engine::in_fiber() {
+                true => may::net::TcpStream::connect(a).map(TcpStream::adopted),
+                // A thread blocks in the kernel: see `ready::on_thread` on the engine's
+                // blocking calls outside fibers.
+                false => std::net::TcpStream::connect(a).and_then(TcpStream::from_std),
+            };
+            match connected {
+                Ok(stream) => return Ok(stream),
                 Err(e) => last = e,
             }
         }
@@ -137,7 +143,18 @@ impl TcpStream {
     /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
         engine::ensure();
+        if !engine::in_fiber() {
+            return std::net::TcpStream::connect_timeout(addr, engine::timeout(timeout))
+                .and_then(TcpStream::from_std);
+        }
         may::net::TcpStream::connect_timeout(addr, engine::timeout(timeout)).map(TcpStream::adopted)
+    }
+
+    /// A stream a plain thread connected, handed to the engine.
+    fn from_std(stream: std::net::TcpStream) -> io::Result<Self> {
+        // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+        adopt(|| unsafe { may::net::TcpStream::from_raw_fd(stream.into_raw_fd()) })
+            .map(TcpStream::adopted)
     }
 
     /// The remote address.
@@ -162,6 +179,13 @@ impl TcpStream {
 
     /// Reads without consuming.
     pub fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !engine::in_fiber() {
+            let fd = self.inner.as_raw_fd();
+            let timeout = self.timeouts.read.get();
+            return ready::on_thread(fd, Interest::Read, timeout, "socket peek", || {
+                peek_now(fd, buf)
+            });
+        }
         self.timeouts
             .read
             .hand_over(|t| self.inner.set_read_timeout(t))?;

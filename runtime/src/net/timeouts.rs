@@ -141,6 +141,13 @@ pub(crate) fn recv_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
     result(unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), libc::MSG_DONTWAIT) })
 }
 
+/// One `recv(2)` with `MSG_PEEK` on the socket `fd`, never waiting: the bytes stay queued.
+pub(crate) fn peek_now(fd: RawFd, buf: &mut [u8]) -> io::Result<usize> {
+    let flags = libc::MSG_PEEK | libc::MSG_DONTWAIT;
+    // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
+    result(unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), flags) })
+}
+
 /// One `send(2)` on the socket `fd`, never waiting (`MSG_DONTWAIT`, whatever the descriptor's
 /// mode) and never raising `SIGPIPE`: what the socket took, or `WouldBlock` when it is full.
 pub fn send_now(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
@@ -207,6 +214,17 @@ macro_rules! lazy_timeout_io {
             fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
                 let asked = buf.len();
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                if !crate::engine::in_fiber() {
+                    let result = crate::net::ready::on_thread(
+                        fd,
+                        crate::net::ready::Interest::Read,
+                        self.timeouts.read.get(),
+                        "socket read",
+                        || crate::net::timeouts::read_now(fd, buf),
+                    );
+                    self.after_read(asked, &result);
+                    return result;
+                }
                 let now = || crate::net::timeouts::read_now(fd, buf);
                 let result = match self
                     .timeouts
@@ -224,6 +242,15 @@ macro_rules! lazy_timeout_io {
         impl std::io::Write for $t {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                if !crate::engine::in_fiber() {
+                    return crate::net::ready::on_thread(
+                        fd,
+                        crate::net::ready::Interest::Write,
+                        self.timeouts.write.get(),
+                        "socket write",
+                        || crate::net::timeouts::send_now(fd, buf),
+                    );
+                }
                 match crate::net::timeouts::send_now(fd, buf) {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
                     done => return done,
@@ -236,6 +263,15 @@ macro_rules! lazy_timeout_io {
 
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
+                if !crate::engine::in_fiber() {
+                    return crate::net::ready::on_thread(
+                        fd,
+                        crate::net::ready::Interest::Write,
+                        self.timeouts.write.get(),
+                        "socket write",
+                        || crate::net::timeouts::write_vectored_now(fd, bufs),
+                    );
+                }
                 let now = || crate::net::timeouts::write_vectored_now(fd, bufs);
                 if let Some(done) = self
                     .timeouts

@@ -2,9 +2,11 @@
 
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::os::fd::AsRawFd;
 
 use super::bind::first_addr;
 use super::delegate::forward_io;
+use super::ready::{on_thread, Interest};
 use super::timeouts::{timeouts, Timeouts};
 use crate::engine;
 
@@ -37,6 +39,12 @@ impl UdpSocket {
 
     /// Sends one datagram to `addr`.
     pub fn send_to(&mut self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
+        if !engine::in_fiber() {
+            let (socket, timeout) = (self.inner.inner(), self.timeouts.write.get());
+            return on_thread(socket.as_raw_fd(), Interest::Write, timeout, "send", || {
+                socket.send_to(buf, addr)
+            });
+        }
         self.timeouts
             .write
             .hand_over(|t| self.inner.set_write_timeout(t))?;
@@ -45,6 +53,16 @@ impl UdpSocket {
 
     /// Receives one datagram and its sender.
     pub fn recv_from(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if !engine::in_fiber() {
+            let (socket, timeout) = (self.inner.inner(), self.timeouts.read.get());
+            return on_thread(
+                socket.as_raw_fd(),
+                Interest::Read,
+                timeout,
+                "receive",
+                || socket.recv_from(buf),
+            );
+        }
         self.timeouts
             .read
             .hand_over(|t| self.inner.set_read_timeout(t))?;
@@ -53,6 +71,12 @@ impl UdpSocket {
 
     /// Sends to the connected peer.
     pub fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if !engine::in_fiber() {
+            let (socket, timeout) = (self.inner.inner(), self.timeouts.write.get());
+            return on_thread(socket.as_raw_fd(), Interest::Write, timeout, "send", || {
+                socket.send(buf)
+            });
+        }
         self.timeouts
             .write
             .hand_over(|t| self.inner.set_write_timeout(t))?;
@@ -61,6 +85,16 @@ impl UdpSocket {
 
     /// Receives from the connected peer.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if !engine::in_fiber() {
+            let (socket, timeout) = (self.inner.inner(), self.timeouts.read.get());
+            return on_thread(
+                socket.as_raw_fd(),
+                Interest::Read,
+                timeout,
+                "receive",
+                || socket.recv(buf),
+            );
+        }
         self.timeouts
             .read
             .hand_over(|t| self.inner.set_read_timeout(t))?;

@@ -99,6 +99,16 @@ impl UnixStream {
     /// Connects to the socket at `path`.
     pub fn connect(path: impl AsRef<Path>) -> io::Result<Self> {
         engine::ensure();
+        if !engine::in_fiber() {
+            // A thread blocks in the kernel: see `ready::on_thread` on the engine's blocking
+            // calls outside fibers.
+            let stream = std::os::unix::net::UnixStream::connect(path)?;
+            // SAFETY: the descriptor comes from a stream we own and hand over entirely.
+            return adopt(|| unsafe {
+                may::os::unix::net::UnixStream::from_raw_fd(stream.into_raw_fd())
+            })
+            .map(UnixStream::adopted);
+        }
         may::os::unix::net::UnixStream::connect(path).map(UnixStream::adopted)
     }
 
