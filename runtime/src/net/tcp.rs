@@ -181,10 +181,9 @@ impl TcpStream {
     pub fn peek(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !engine::in_fiber() {
             let fd = self.inner.as_raw_fd();
-            let timeout = self.timeouts.read.get();
-            return ready::on_thread(fd, Interest::Read, timeout, "socket peek", || {
-                peek_now(fd, buf)
-            });
+            return self
+                .timeouts
+                .on_thread(fd, Interest::Read, || peek_now(fd, buf));
         }
         self.timeouts
             .read

@@ -114,6 +114,22 @@ pub(crate) struct Timeouts {
 }
 
 impl Timeouts {
+    /// From a plain thread: runs `op` on `fd` without the engine, waiting in `poll(2)` with the
+    /// timeout asked for in that direction (see [`ready::on_thread`](crate::net::ready)).
+    pub(crate) fn on_thread<R>(
+        &self,
+        fd: RawFd,
+        interest: crate::net::ready::Interest,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        use crate::net::ready::Interest;
+        let (timeout, what) = match interest {
+            Interest::Read => (self.read.get(), "socket read"),
+            Interest::Write => (self.write.get(), "socket write"),
+        };
+        crate::net::ready::on_thread(fd, interest, timeout, what, op)
+    }
+
     /// See [`Timeout::duplicate`].
     pub(crate) fn duplicate(&self) -> Timeouts {
         Timeouts {
@@ -215,13 +231,11 @@ macro_rules! lazy_timeout_io {
                 let asked = buf.len();
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
                 if !crate::engine::in_fiber() {
-                    let result = crate::net::ready::on_thread(
-                        fd,
-                        crate::net::ready::Interest::Read,
-                        self.timeouts.read.get(),
-                        "socket read",
-                        || crate::net::timeouts::read_now(fd, buf),
-                    );
+                    let result =
+                        self.timeouts
+                            .on_thread(fd, crate::net::ready::Interest::Read, || {
+                                crate::net::timeouts::read_now(fd, buf)
+                            });
                     self.after_read(asked, &result);
                     return result;
                 }
@@ -243,13 +257,9 @@ macro_rules! lazy_timeout_io {
             fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
                 if !crate::engine::in_fiber() {
-                    return crate::net::ready::on_thread(
-                        fd,
-                        crate::net::ready::Interest::Write,
-                        self.timeouts.write.get(),
-                        "socket write",
-                        || crate::net::timeouts::send_now(fd, buf),
-                    );
+                    let write = crate::net::ready::Interest::Write;
+                    let send = || crate::net::timeouts::send_now(fd, buf);
+                    return self.timeouts.on_thread(fd, write, send);
                 }
                 match crate::net::timeouts::send_now(fd, buf) {
                     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
@@ -264,13 +274,9 @@ macro_rules! lazy_timeout_io {
             fn write_vectored(&mut self, bufs: &[std::io::IoSlice<'_>]) -> std::io::Result<usize> {
                 let (fd, inner) = (std::os::fd::AsRawFd::as_raw_fd(&self.inner), &self.inner);
                 if !crate::engine::in_fiber() {
-                    return crate::net::ready::on_thread(
-                        fd,
-                        crate::net::ready::Interest::Write,
-                        self.timeouts.write.get(),
-                        "socket write",
-                        || crate::net::timeouts::write_vectored_now(fd, bufs),
-                    );
+                    let write = crate::net::ready::Interest::Write;
+                    let send = || crate::net::timeouts::write_vectored_now(fd, bufs);
+                    return self.timeouts.on_thread(fd, write, send);
                 }
                 let now = || crate::net::timeouts::write_vectored_now(fd, bufs);
                 if let Some(done) = self

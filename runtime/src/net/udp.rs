@@ -6,7 +6,7 @@ use std::os::fd::AsRawFd;
 
 use super::bind::first_addr;
 use super::delegate::forward_io;
-use super::ready::{on_thread, Interest};
+use super::ready::Interest;
 use super::timeouts::{timeouts, Timeouts};
 use crate::engine;
 
@@ -40,10 +40,12 @@ impl UdpSocket {
     /// Sends one datagram to `addr`.
     pub fn send_to(&mut self, buf: &[u8], addr: SocketAddr) -> io::Result<usize> {
         if !engine::in_fiber() {
-            let (socket, timeout) = (self.inner.inner(), self.timeouts.write.get());
-            return on_thread(socket.as_raw_fd(), Interest::Write, timeout, "send", || {
-                socket.send_to(buf, addr)
-            });
+            let socket = self.inner.inner();
+            return self
+                .timeouts
+                .on_thread(socket.as_raw_fd(), Interest::Write, || {
+                    socket.send_to(buf, addr)
+                });
         }
         self.timeouts
             .write
@@ -54,14 +56,10 @@ impl UdpSocket {
     /// Receives one datagram and its sender.
     pub fn recv_from(&mut self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         if !engine::in_fiber() {
-            let (socket, timeout) = (self.inner.inner(), self.timeouts.read.get());
-            return on_thread(
-                socket.as_raw_fd(),
-                Interest::Read,
-                timeout,
-                "receive",
-                || socket.recv_from(buf),
-            );
+            let socket = self.inner.inner();
+            return self
+                .timeouts
+                .on_thread(socket.as_raw_fd(), Interest::Read, || socket.recv_from(buf));
         }
         self.timeouts
             .read
@@ -72,10 +70,10 @@ impl UdpSocket {
     /// Sends to the connected peer.
     pub fn send(&mut self, buf: &[u8]) -> io::Result<usize> {
         if !engine::in_fiber() {
-            let (socket, timeout) = (self.inner.inner(), self.timeouts.write.get());
-            return on_thread(socket.as_raw_fd(), Interest::Write, timeout, "send", || {
-                socket.send(buf)
-            });
+            let socket = self.inner.inner();
+            return self
+                .timeouts
+                .on_thread(socket.as_raw_fd(), Interest::Write, || socket.send(buf));
         }
         self.timeouts
             .write
@@ -86,14 +84,10 @@ impl UdpSocket {
     /// Receives from the connected peer.
     pub fn recv(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !engine::in_fiber() {
-            let (socket, timeout) = (self.inner.inner(), self.timeouts.read.get());
-            return on_thread(
-                socket.as_raw_fd(),
-                Interest::Read,
-                timeout,
-                "receive",
-                || socket.recv(buf),
-            );
+            let socket = self.inner.inner();
+            return self
+                .timeouts
+                .on_thread(socket.as_raw_fd(), Interest::Read, || socket.recv(buf));
         }
         self.timeouts
             .read
