@@ -68,6 +68,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn coarse_seconds_follow_the_wall_clock() {
+        let secs = || {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+        };
+        let before = secs();
+        let coarse = coarse_unix_secs();
+        let after = secs();
+        // At most one tick behind: a second boundary may fall between the two clocks.
+        assert!(
+            coarse + 1 >= before && coarse <= after,
+            "{before} {coarse} {after}"
+        );
+    }
+
+    #[test]
     fn remaining_shrinks_to_zero() {
         let d = Deadline::after(Duration::ZERO);
         assert!(d.expired());
