@@ -124,15 +124,21 @@ fn a_client_half_closing_while_parked_gets_its_last_answer_then_a_close() {
 #[test]
 fn the_keep_alive_timeout_closes_parked_connections() {
     for tls in [false, true] {
+        // Long enough that all five are parked together on a loaded machine (300 ms ran out
+        // there before the five had connected and asked), short enough for a quick test.
         let f = Fixture::start(
             tls,
-            Server::builder().keep_alive_timeout(Duration::from_millis(300)),
+            Server::builder().keep_alive_timeout(Duration::from_secs(2)),
             echo,
         );
-        let mut conns: Vec<_> = (0..5).map(|_| f.connect()).collect();
-        for s in &mut conns {
-            assert_eq!(get(&mut **s, "/t"), "/t");
-        }
+        // Each connection asks at once: a fresh connection's keep-alive clock runs too.
+        let mut conns: Vec<_> = (0..5)
+            .map(|_| {
+                let mut s = f.connect();
+                assert_eq!(get(&mut *s, "/t"), "/t");
+                s
+            })
+            .collect();
         wait_parked(&f.server, 5);
         for s in &mut conns {
             assert_closed(&mut **s);
