@@ -57,20 +57,37 @@ pub(crate) fn set_max_threads(n: usize) {
         .store(n.clamp(MIN_THREADS, MAX_THREADS), Relaxed);
 }
 
+impl State {
+    /// Queues `job` and says whether to wake an idle thread and whether to start one (counted
+    /// here already): a thread starts while the queued jobs outnumber the idle threads and the
+    /// bound `max_threads` allows.
+    ///
+    /// An idle thread stays counted as idle until it has woken and taken the lock, so a burst
+    /// of jobs can come in before it does: counting jobs against idle threads, rather than
+    /// asking whether any thread is idle, keeps such a burst from queueing behind one thread
+    /// (seen under load: four jobs that each hold their thread, one thread for all four).
+    fn push(&mut self, job: Job, max_threads: usize) -> (bool, bool) {
+        self.queue.push_back(job);
+        let wake = self.idle > 0;
+        let start = self.queue.len() > self.idle && self.threads < max_threads;
+        if start {
+            self.threads += 1;
+        }
+        (wake, start)
+    }
+}
+
 impl Pool {
-    /// Queues a job, starting a thread when none is idle and the bound allows.
+    /// Queues a job, waking an idle thread and starting one as [`State::push`] decides.
     fn submit(&'static self, job: Job) {
         let mut state = self.state.lock();
-        state.queue.push_back(job);
         stats::BLOCKING_QUEUED.fetch_add(1, Relaxed);
-        if state.idle > 0 {
-            drop(state);
+        let (wake, start) = state.push(job, self.max_threads.load(Relaxed));
+        drop(state);
+        if wake {
             self.work.notify_one();
-            return;
         }
-        if state.threads < self.max_threads.load(Relaxed) {
-            state.threads += 1;
-            drop(state);
+        if start {
             self.start_thread();
         }
     }
@@ -191,4 +208,39 @@ where
     T: Send + 'static,
 {
     blocking(f).map_err(io::Error::from)?
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(threads: usize, idle: usize) -> State {
+        State {
+            queue: VecDeque::new(),
+            threads,
+            idle,
+        }
+    }
+
+    #[test]
+    fn a_burst_gets_threads_while_the_idle_one_has_not_woken_yet() {
+        let mut s = state(1, 1);
+        let decisions: Vec<_> = (0..4).map(|_| s.push(Box::new(|| {}), 8)).collect();
+        // The idle thread takes the first job; each further one starts a thread.
+        assert_eq!(
+            decisions,
+            [(true, false), (true, true), (true, true), (true, true)]
+        );
+        assert_eq!(s.threads, 4);
+    }
+
+    #[test]
+    fn no_thread_beyond_the_bound_and_none_while_idle_ones_suffice() {
+        let mut full = state(2, 0);
+        assert_eq!(full.push(Box::new(|| {}), 2), (false, false));
+        let mut spare = state(3, 2);
+        assert_eq!(spare.push(Box::new(|| {}), 8), (true, false));
+        assert_eq!(spare.push(Box::new(|| {}), 8), (true, false));
+        assert_eq!(spare.threads, 3);
+    }
 }
