@@ -154,7 +154,12 @@ fn request_framing(
 
 /// The end of a non-empty run of `table` bytes from `from` that a single SP follows.
 fn element(buf: &[u8], from: usize, table: &[bool; 256], bad: Failure) -> Result<usize, Failure> {
-    let end = skip(buf, from, table);
+    sp_after(buf, from, skip(buf, from, table), bad)
+}
+
+/// `end` when the run `from..end` is non-empty and a single SP follows it; otherwise the
+/// failure for what is there (`bad` for a byte the run's grammar does not allow).
+fn sp_after(buf: &[u8], from: usize, end: usize, bad: Failure) -> Result<usize, Failure> {
     match at(buf, end) {
         b' ' if end > from => Ok(end),
         b' ' => Err(Failure::BadRequestLine),
@@ -218,7 +223,7 @@ struct TargetScan {
 }
 
 /// The request target from `t0`: a non-empty run of [`TARGET`] bytes that a single SP follows
-/// (what [`element`] checks), in one pass that also notes the first `?` and `%`.
+/// (as [`element`] checks), in one pass that also notes the first `?` and `%`.
 fn scan_target(buf: &[u8], t0: usize) -> Result<TargetScan, Failure> {
     let rest = buf.get(t0..).unwrap_or_default();
     let mut first_query = None;
@@ -235,21 +240,11 @@ fn scan_target(buf: &[u8], t0: usize) -> Result<TargetScan, Failure> {
             _ => {}
         }
     }
-    let end = t0 + len;
-    match at(buf, end) {
-        b' ' if len > 0 => Ok(TargetScan {
-            end,
-            first_query,
-            first_percent,
-        }),
-        b' ' => Err(Failure::BadRequestLine),
-        _ => Err(unexpected(
-            buf,
-            end,
-            Failure::BadRequestLine,
-            Failure::BadTarget,
-        )),
-    }
+    Ok(TargetScan {
+        end: sp_after(buf, t0, t0 + len, Failure::BadTarget)?,
+        first_query,
+        first_percent,
+    })
 }
 
 /// Locates the path and query of the target's form (RFC 9112 §3.2); `scan` is the target's
