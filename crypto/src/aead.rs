@@ -86,8 +86,8 @@ impl FromStr for AeadAlg {
 /// be used twice with one key.
 pub struct Aead {
     alg: AeadAlg,
-    enc: CipherCtx,
-    dec: CipherCtx,
+    enc: AeadSealer,
+    dec: AeadOpener,
 }
 
 impl Aead {
@@ -98,12 +98,11 @@ impl Aead {
 
     /// The AEAD `alg` with `key`.
     pub fn with_alg(alg: AeadAlg, key: &[u8]) -> Result<Self> {
-        check_len("key", alg.key_len(), key.len())?;
-        let mut enc = CipherCtx::new()?;
-        enc.encrypt_init(Some(alg.cipher()), Some(key), None)?;
-        let mut dec = CipherCtx::new()?;
-        dec.decrypt_init(Some(alg.cipher()), Some(key), None)?;
-        Ok(Aead { alg, enc, dec })
+        Ok(Aead {
+            alg,
+            enc: AeadSealer::new(alg, key)?,
+            dec: AeadOpener::new(alg, key)?,
+        })
     }
 
     /// The algorithm.
@@ -118,9 +117,9 @@ impl Aead {
         aad: &[u8],
         data: &mut [u8],
     ) -> Result<[u8; TAG_LEN]> {
-        self.start_seal(nonce, aad)?;
-        self.enc.cipher_update_inplace(data, data.len())?;
-        self.finish_seal()
+        self.enc.start(nonce, aad)?;
+        self.enc.ctx.cipher_update_inplace(data, data.len())?;
+        self.enc.finish()
     }
 
     /// Decrypts `data` in place if `tag` authenticates it with `aad`; on a mismatch `data` is
@@ -132,9 +131,9 @@ impl Aead {
         data: &mut [u8],
         tag: &[u8],
     ) -> Result<()> {
-        self.start_open(nonce, aad)?;
-        self.dec.cipher_update_inplace(data, data.len())?;
-        let verdict = self.finish_open(tag);
+        self.dec.start(nonce, aad)?;
+        self.dec.ctx.cipher_update_inplace(data, data.len())?;
+        let verdict = self.dec.finish(tag);
         if verdict.is_err() {
             data.fill(0);
         }
@@ -166,57 +165,111 @@ impl Aead {
         Ok(out)
     }
 
-    /// Starts an incremental encryption under `nonce` with `aad`.
-    pub(crate) fn start_seal(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
+    /// The encrypting direction, for incremental messages.
+    pub(crate) fn sealer(&mut self) -> &mut AeadSealer {
+        &mut self.enc
+    }
+
+    /// The decrypting direction, for incremental messages.
+    pub(crate) fn opener(&mut self) -> &mut AeadOpener {
+        &mut self.dec
+    }
+}
+
+/// The encrypting direction of an AEAD with a fixed key, one message at a time: `start`,
+/// `update`s, `finish`.
+pub(crate) struct AeadSealer {
+    ctx: CipherCtx,
+}
+
+impl AeadSealer {
+    /// Encryption under `key` (the key schedule is computed here, once).
+    pub(crate) fn new(alg: AeadAlg, key: &[u8]) -> Result<Self> {
+        check_len("key", alg.key_len(), key.len())?;
+        let mut ctx = CipherCtx::new()?;
+        ctx.encrypt_init(Some(alg.cipher()), Some(key), None)?;
+        Ok(AeadSealer { ctx })
+    }
+
+    /// Starts a message under `nonce` with `aad`.
+    pub(crate) fn start(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
         check_len("nonce", NONCE_LEN, nonce.len())?;
-        self.enc.encrypt_init(None, None, Some(nonce))?;
+        self.ctx.encrypt_init(None, None, Some(nonce))?;
         if !aad.is_empty() {
-            self.enc.cipher_update(aad, None)?;
+            self.ctx.cipher_update(aad, None)?;
         }
         Ok(())
     }
 
     /// Encrypts the next `input` bytes into `output` (same length).
-    pub(crate) fn seal_update(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
-        self.enc.cipher_update(input, Some(output))?;
+    pub(crate) fn update(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.ctx.cipher_update(input, Some(output))?;
         Ok(())
     }
 
-    /// Ends an incremental encryption and returns the tag.
-    pub(crate) fn finish_seal(&mut self) -> Result<[u8; TAG_LEN]> {
+    /// Ends the message and returns its tag.
+    pub(crate) fn finish(&mut self) -> Result<[u8; TAG_LEN]> {
         let mut empty = [0u8; TAG_LEN];
-        self.enc.cipher_final(&mut empty)?;
+        self.ctx.cipher_final(&mut empty)?;
         let mut tag = [0u8; TAG_LEN];
-        self.enc.tag(&mut tag)?;
+        self.ctx.tag(&mut tag)?;
         Ok(tag)
     }
+}
 
-    /// Starts an incremental decryption under `nonce` with `aad`.
-    pub(crate) fn start_open(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
+/// The decrypting direction of an AEAD with a fixed key, one message at a time: `start`,
+/// `update`s, `finish` (which checks the tag).
+pub(crate) struct AeadOpener {
+    ctx: CipherCtx,
+}
+
+impl AeadOpener {
+    /// Decryption under `key` (the key schedule is computed here, once).
+    pub(crate) fn new(alg: AeadAlg, key: &[u8]) -> Result<Self> {
+        check_len("key", alg.key_len(), key.len())?;
+        let mut ctx = CipherCtx::new()?;
+        ctx.decrypt_init(Some(alg.cipher()), Some(key), None)?;
+        Ok(AeadOpener { ctx })
+    }
+
+    /// Starts a message under `nonce` with `aad`.
+    pub(crate) fn start(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
         check_len("nonce", NONCE_LEN, nonce.len())?;
-        self.dec.decrypt_init(None, None, Some(nonce))?;
+        self.ctx.decrypt_init(None, None, Some(nonce))?;
         if !aad.is_empty() {
-            self.dec.cipher_update(aad, None)?;
+            self.ctx.cipher_update(aad, None)?;
         }
         Ok(())
     }
 
     /// Decrypts the next `input` bytes into `output` (same length); unauthenticated until
-    /// [`Aead::finish_open`] succeeds.
-    pub(crate) fn open_update(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
-        self.dec.cipher_update(input, Some(output))?;
+    /// [`AeadOpener::finish`] succeeds.
+    pub(crate) fn update(&mut self, input: &[u8], output: &mut [u8]) -> Result<()> {
+        self.ctx.cipher_update(input, Some(output))?;
         Ok(())
     }
 
-    /// Ends an incremental decryption: checks `tag`.
-    pub(crate) fn finish_open(&mut self, tag: &[u8]) -> Result<()> {
+    /// Ends the message: checks `tag` ([`Error::TagMismatch`] when it does not match).
+    pub(crate) fn finish(&mut self, tag: &[u8]) -> Result<()> {
         check_len("tag", TAG_LEN, tag.len())?;
-        self.dec.set_tag(tag)?;
+        self.ctx.set_tag(tag)?;
         let mut empty = [0u8; TAG_LEN];
-        self.dec
+        self.ctx
             .cipher_final(&mut empty)
             .map(drop)
             .map_err(|_| Error::TagMismatch)
+    }
+}
+
+impl fmt::Debug for AeadSealer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AeadSealer").finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for AeadOpener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AeadOpener").finish_non_exhaustive()
     }
 }
 

@@ -99,7 +99,7 @@ pub struct SealWriter<W: Write> {
 impl<W: Write> SealWriter<W> {
     /// Starts a message under `nonce` with associated data `aad`.
     pub fn new(mut aead: Aead, nonce: &[u8], aad: &[u8], inner: W) -> Result<Self> {
-        aead.start_seal(nonce, aad)?;
+        aead.sealer().start(nonce, aad)?;
         Ok(SealWriter {
             sink: Sink::new(inner),
             aead,
@@ -109,7 +109,7 @@ impl<W: Write> SealWriter<W> {
     /// Writes the tag, flushes, and returns the inner writer.
     pub fn finish(mut self) -> Result<W> {
         self.sink.usable()?;
-        let tag = self.aead.finish_seal()?;
+        let tag = self.aead.sealer().finish()?;
         self.sink.inner.write_all(&tag)?;
         self.sink.inner.flush()?;
         Ok(self.sink.inner)
@@ -120,7 +120,7 @@ impl<W: Write> Write for SealWriter<W> {
     fn write(&mut self, data: &[u8]) -> io::Result<usize> {
         let aead = &mut self.aead;
         self.sink
-            .put(data, |input, out| aead.seal_update(input, out))
+            .put(data, |input, out| aead.sealer().update(input, out))
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -142,7 +142,7 @@ pub struct OpenWriter<W: Write> {
 impl<W: Write> OpenWriter<W> {
     /// Starts a message under `nonce` with associated data `aad`.
     pub fn new(mut aead: Aead, nonce: &[u8], aad: &[u8], inner: W) -> Result<Self> {
-        aead.start_open(nonce, aad)?;
+        aead.opener().start(nonce, aad)?;
         Ok(OpenWriter {
             sink: Sink::new(inner),
             aead,
@@ -162,7 +162,7 @@ impl<W: Write> OpenWriter<W> {
                 got: self.held_len,
             });
         }
-        self.aead.finish_open(&self.held)?;
+        self.aead.opener().finish(&self.held)?;
         self.sink.inner.flush()?;
         Ok(self.sink.inner)
     }
@@ -173,7 +173,7 @@ impl<W: Write> OpenWriter<W> {
             let aead = &mut self.aead;
             let n = self
                 .sink
-                .put(ciphertext, |input, out| aead.open_update(input, out))?;
+                .put(ciphertext, |input, out| aead.opener().update(input, out))?;
             ciphertext = &ciphertext[n..];
         }
         Ok(())

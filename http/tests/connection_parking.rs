@@ -220,6 +220,11 @@ fn a_tls_session_goes_on_intact_across_many_parks() {
     }
     assert_eq!(received.len(), sent.len());
     assert_eq!(sha256(&received), sha256(&sent));
+    assert_eq!(
+        f.server.stats().tls_handoffs,
+        1,
+        "the session left OpenSSL at its first park and stayed with moria-crypto"
+    );
     stop(&f.server);
 }
 

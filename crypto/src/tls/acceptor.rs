@@ -12,6 +12,7 @@ use openssl::ssl::{
     SslVersion,
 };
 
+use super::handoff;
 use super::identity::Identity;
 use super::stream::TlsStream;
 use super::timeouts::SocketTimeouts;
@@ -63,6 +64,7 @@ impl TlsAcceptor {
     pub fn accept<S: Read + Write + SocketTimeouts>(&self, stream: S) -> Result<TlsStream<S>> {
         let mut ssl = Ssl::new(&self.ctx)?;
         ssl.set_accept_state();
+        handoff::track(&mut ssl);
         TlsStream::handshake(ssl, stream, self.handshake_timeout)
     }
 }
@@ -152,6 +154,7 @@ fn context(
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
+    handoff::prepare(&mut builder);
     if let Some(pki) = client_auth {
         builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
         builder.set_verify_cert_store(pki.tls_client_store()?)?;

@@ -121,6 +121,35 @@ impl MemIo {
         std::mem::take(&mut self.outbound)
     }
 
+    /// The received bytes not yet taken.
+    pub(crate) fn unread(&self) -> &[u8] {
+        &self.inbound[self.start..self.end]
+    }
+
+    /// Takes the first `n` unread bytes (at most as many as there are).
+    pub(crate) fn consume(&mut self, n: usize) {
+        self.start = (self.start + n).min(self.end);
+    }
+
+    /// Appends what `make` writes to the outbound bytes and, where records may go straight to
+    /// the socket and nothing was waiting, sends what the socket takes at once (as [`Write`]
+    /// does). If `make` fails, nothing it wrote is kept.
+    pub(crate) fn produce(
+        &mut self,
+        make: impl FnOnce(&mut Vec<u8>) -> io::Result<()>,
+    ) -> io::Result<()> {
+        let queued = self.outbound.len();
+        if let Err(e) = make(&mut self.outbound) {
+            self.outbound.truncate(queued);
+            return Err(e);
+        }
+        if let (Some(fd), 0) = (self.direct, queued) {
+            let sent = write_now(fd, &self.outbound);
+            self.outbound.drain(..sent);
+        }
+        Ok(())
+    }
+
     /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
     pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
         let want = self

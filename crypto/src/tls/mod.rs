@@ -30,8 +30,12 @@
 mod acceptor;
 mod connector;
 mod engine;
+mod handoff;
 mod identity;
+mod lean;
 mod memio;
+mod record;
+mod session;
 mod split;
 mod stream;
 mod timeouts;

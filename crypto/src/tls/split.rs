@@ -1,8 +1,8 @@
 //! Full duplex TLS: [`TlsStream::split`] gives a [`TlsReader`] and a [`TlsWriter`] that two
 //! fibers use at once.
 //!
-//! Both halves share the OpenSSL session behind a lock that is only held while OpenSSL runs
-//! (it never waits: its transport is memory, see `memio.rs`), never across a socket wait. Each
+//! Both halves share the TLS session behind a lock that is only held while it runs (it never
+//! waits: its transport is memory, see `memio.rs`), never across a socket wait. Each
 //! half of the socket has its own descriptor (`TcpStream::split`) behind a fiber lock, held
 //! across that socket's waits, so one fiber at a time reads and one writes:
 //!
@@ -21,18 +21,16 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
 use moria_runtime::sync::Mutex as FiberMutex;
 use openssl::error::ErrorStack;
-use openssl::ssl::{self, ErrorCode, SslStream};
 
-use super::engine::Engine;
-use super::memio::MemIo;
-use super::stream::{ssl_io_error, TlsStream, MAX_WRITE_CHUNK};
+use super::session::{Session as TlsSession, Stop};
+use super::stream::{TlsStream, MAX_WRITE_CHUNK};
 
 /// Socket read size of the split reader: one maximal TLS record's plaintext.
 const READ_CHUNK: usize = 16 * 1024;
 
-/// The OpenSSL session and how many times input was fed to it.
+/// The TLS session and how many times input was fed to it.
 struct Session {
-    ssl: Engine,
+    ssl: TlsSession,
     fed: u64,
 }
 
@@ -81,10 +79,7 @@ impl Shared {
 
     /// Repeats `op` until it succeeds or fails for good, moving bytes between the session and
     /// the socket between tries.
-    fn drive<T>(
-        &self,
-        mut op: impl FnMut(&mut SslStream<MemIo>) -> Result<T, ssl::Error>,
-    ) -> io::Result<T> {
+    fn drive<T>(&self, mut op: impl FnMut(&mut TlsSession) -> Result<T, Stop>) -> io::Result<T> {
         loop {
             let (result, fed) = {
                 let mut session = self.session();
@@ -95,23 +90,20 @@ impl Shared {
             self.send_pending()?;
             match result {
                 Ok(value) => return Ok(value),
-                Err(e) if e.code() == ErrorCode::WANT_READ => self.feed_unless_fed_since(fed)?,
-                Err(e) if e.code() == ErrorCode::WANT_WRITE => {}
-                Err(e) => {
-                    let eof = self.session().ssl.get_ref().eof();
-                    return Err(ssl_io_error(e, eof));
-                }
+                Err(Stop::WantRead) => self.feed_unless_fed_since(fed)?,
+                Err(Stop::WantWrite) => {}
+                Err(Stop::Failed(failure)) => return Err(self.session().ssl.io_error(failure)),
             }
         }
     }
 
     /// Sends what OpenSSL produced, if anything, taking it only under the write lock.
     fn send_pending(&self) -> io::Result<()> {
-        if !self.session().ssl.get_ref().has_outbound() {
+        if !self.session().ssl.io().has_outbound() {
             return Ok(());
         }
         let mut writer = self.writer.lock();
-        let bytes = self.session().ssl.get_mut().take_outbound();
+        let bytes = self.session().ssl.io_mut().take_outbound();
         if bytes.is_empty() {
             return Ok(());
         }
@@ -133,7 +125,7 @@ impl Shared {
             }
         };
         let mut session = self.session();
-        session.ssl.get_mut().feed(&buf[..n])?;
+        session.ssl.io_mut().feed(&buf[..n])?;
         session.fed += 1;
         Ok(())
     }
@@ -141,10 +133,7 @@ impl Shared {
 
 impl Read for TlsReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.shared.drive(|s| match s.ssl_read(buf) {
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
-            other => other,
-        })
+        self.shared.drive(|s| s.read(buf))
     }
 }
 
@@ -152,7 +141,7 @@ impl TlsWriter {
     /// Sends close_notify, then shuts the socket's writing direction: the peer reads end of
     /// stream while the reader half keeps receiving (a TLS 1.3 half-close).
     pub fn shutdown(&mut self) -> io::Result<()> {
-        self.shared.drive(|s| s.shutdown().map(drop))?;
+        self.shared.drive(TlsSession::shutdown)?;
         self.shared.writer.lock().shutdown_write()
     }
 }
@@ -160,7 +149,7 @@ impl TlsWriter {
 impl Write for TlsWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let chunk = &buf[..buf.len().min(MAX_WRITE_CHUNK)];
-        self.shared.drive(|s| s.ssl_write(chunk))
+        self.shared.drive(|s| s.write(chunk))
     }
 
     fn flush(&mut self) -> io::Result<()> {

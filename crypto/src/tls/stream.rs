@@ -6,11 +6,11 @@ use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
 use openssl::error::ErrorStack;
-use openssl::ssl::{self, ErrorCode, NameType, ShutdownState, Ssl, SslStream};
+use openssl::ssl::{Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
-use super::engine::Engine;
 use super::memio::MemIo;
+use super::session::{Failure, Session, Stop};
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
 use crate::x509::Certificate;
@@ -22,16 +22,8 @@ pub const MAX_WRITE_CHUNK: usize = 16 * 1024;
 /// [`TlsStream::shutdown`] to end it cleanly: dropping it closes without close_notify, which
 /// the peer sees as a truncation.
 pub struct TlsStream<S> {
-    ssl: Engine,
+    session: Session,
     sock: S,
-}
-
-/// Why one driven OpenSSL operation failed.
-enum Failure {
-    /// OpenSSL's verdict (protocol error, alert, unexpected end of stream).
-    Ssl(ssl::Error),
-    /// The transport failed (or timed out) while the fiber was moving bytes.
-    Io(io::Error),
 }
 
 /// Which way the transport is about to be used.
@@ -46,18 +38,17 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
     /// after `timeout`.
     pub(crate) fn handshake(ssl: Ssl, sock: S, timeout: Option<Duration>) -> Result<Self> {
         let mut stream = TlsStream {
-            ssl: Engine::new(SslStream::new(ssl, MemIo::new())?),
+            session: Session::new(SslStream::new(ssl, MemIo::new())?),
             sock,
         };
         let outcome = match timeout {
-            None => stream.drive(|s| s.do_handshake(), |_, _| Ok(())),
+            None => stream.drive(Session::handshake, |_, _| Ok(())),
             Some(limit) => {
                 let deadline = Instant::now() + limit;
                 let saved = (stream.sock.read_timeout()?, stream.sock.write_timeout()?);
-                let outcome = stream.drive(
-                    |s| s.do_handshake(),
-                    |sock, dir| arm_timeout(sock, dir, deadline, saved),
-                );
+                let outcome = stream.drive(Session::handshake, |sock, dir| {
+                    arm_timeout(sock, dir, deadline, saved)
+                });
                 stream.sock.set_read_timeout(saved.0)?;
                 stream.sock.set_write_timeout(saved.1)?;
                 outcome
@@ -69,33 +60,33 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
         }
     }
 
-    /// Repeats `op` until it succeeds or fails for good. Each OpenSSL call runs to completion
-    /// on the current thread (the memory transport never waits) and leaves the thread's error
-    /// queue drained; only then does the fiber touch the socket, where it may yield.
+    /// Repeats `op` until it succeeds or fails for good. Each session call runs to completion
+    /// on the current thread (the memory transport never waits) and leaves the thread's OpenSSL
+    /// error queue drained; only then does the fiber touch the socket, where it may yield.
     fn drive<T>(
         &mut self,
-        mut op: impl FnMut(&mut SslStream<MemIo>) -> Result<T, ssl::Error>,
+        mut op: impl FnMut(&mut Session) -> Result<T, Stop>,
         mut before_io: impl FnMut(&mut S, Direction) -> io::Result<()>,
     ) -> Result<T, Failure> {
         loop {
             // Leftovers from unrelated code on this thread would confuse SSL_get_error.
             drop(ErrorStack::get());
-            let result = op(&mut self.ssl);
+            let result = op(&mut self.session);
             let flushed = before_io(&mut self.sock, Direction::Write)
-                .and_then(|()| self.ssl.get_mut().flush_to(&mut self.sock));
+                .and_then(|()| self.session.io_mut().flush_to(&mut self.sock));
             match result {
                 Ok(value) => {
                     flushed.map_err(Failure::Io)?;
                     return Ok(value);
                 }
-                Err(e) if e.code() == ErrorCode::WANT_READ => {
+                Err(Stop::WantRead) => {
                     flushed.map_err(Failure::Io)?;
                     before_io(&mut self.sock, Direction::Read)
-                        .and_then(|()| self.ssl.get_mut().fill_from(&mut self.sock))
+                        .and_then(|()| self.session.io_mut().fill_from(&mut self.sock))
                         .map_err(Failure::Io)?;
                 }
-                Err(e) if e.code() == ErrorCode::WANT_WRITE => flushed.map_err(Failure::Io)?,
-                Err(e) => return Err(Failure::Ssl(e)),
+                Err(Stop::WantWrite) => flushed.map_err(Failure::Io)?,
+                Err(Stop::Failed(failure)) => return Err(failure),
             }
         }
     }
@@ -116,10 +107,13 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
             }
             Failure::Io(e) => Error::Io(e),
             Failure::Ssl(e) => {
-                let verify = self.ssl.ssl().verify_result();
+                let verify = self
+                    .session
+                    .ssl()
+                    .map_or(X509VerifyResult::OK, |ssl| ssl.verify_result());
                 if verify != X509VerifyResult::OK {
                     Error::CertificateVerification(verify.error_string().to_owned())
-                } else if self.ssl.get_ref().eof() {
+                } else if self.session.io().eof() {
                     Error::Handshake("the peer closed the connection during the handshake".into())
                 } else {
                     Error::Handshake(e.to_string())
@@ -128,20 +122,11 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
         }
     }
 
-    fn io_error(&self, failure: Failure) -> io::Error {
-        match failure {
-            Failure::Io(e) => e,
-            Failure::Ssl(e) => ssl_io_error(e, self.ssl.get_ref().eof()),
-        }
-    }
-
     /// Sends close_notify and flushes it; reads after this return end of stream. The transport
     /// stays open (close or drop it afterwards).
     pub fn shutdown(&mut self) -> io::Result<()> {
-        match self.drive(|s| s.shutdown().map(drop), |_, _| Ok(())) {
-            Ok(()) => Ok(()),
-            Err(failure) => Err(self.io_error(failure)),
-        }
+        self.drive(Session::shutdown, |_, _| Ok(()))
+            .map_err(|failure| self.session.io_error(failure))
     }
 }
 
@@ -149,7 +134,7 @@ impl<S> TlsStream<S> {
     /// Whether a read can return bytes without touching the transport: decrypted bytes not yet
     /// read, or received bytes not yet decrypted.
     pub fn has_buffered_input(&self) -> bool {
-        self.ssl.ssl().pending() > 0 || self.ssl.get_ref().has_input()
+        self.session.has_buffered_input()
     }
 
     /// Whether a read can only go on with bytes from the transport: no decrypted bytes wait,
@@ -158,21 +143,27 @@ impl<S> TlsStream<S> {
     /// in the keep-alive wait of every request); OpenSSL keeps a partial record itself, which
     /// needs more bytes too.
     fn must_fill_first(&mut self) -> bool {
-        !self.has_buffered_input()
-            && !self.ssl.get_ref().eof()
-            && !self.ssl.get_shutdown().contains(ShutdownState::RECEIVED)
+        !self.has_buffered_input() && !self.session.input_ended()
     }
 
-    /// Frees Moria's buffers while they hold nothing (the next read allocates again), for a
-    /// connection about to sit idle; OpenSSL frees its own then too (`SSL_MODE_RELEASE_BUFFERS`
-    /// is set on every context of this crate).
+    /// For a connection about to sit idle: frees Moria's buffers while they hold nothing (the
+    /// next read allocates again; OpenSSL frees its own then too, `SSL_MODE_RELEASE_BUFFERS` is
+    /// set on every context of this crate), and on a TLS 1.3 server connection hands the
+    /// session's records over from OpenSSL to Moria's own record layer, freeing OpenSSL's
+    /// session object (about 14 KiB). See the crate README, "Idle TLS connections".
     pub fn release_buffers(&mut self) {
-        self.ssl.get_mut().release();
+        self.session.release();
+    }
+
+    /// Whether Moria's own TLS 1.3 record layer carries the session: a server session that
+    /// [`release_buffers`](TlsStream::release_buffers) handed over from OpenSSL.
+    pub fn records_by_moria(&self) -> bool {
+        matches!(self.session, Session::Lean(_))
     }
 
     /// The session and the transport, for [`split`](TlsStream::split).
-    pub(super) fn into_parts(self) -> (Engine, S) {
-        (self.ssl, self.sock)
+    pub(super) fn into_parts(self) -> (Session, S) {
+        (self.session, self.sock)
     }
 
     /// The transport, e.g. to set timeouts after the handshake.
@@ -187,53 +178,44 @@ impl<S> TlsStream<S> {
 
     /// The ALPN protocol both sides agreed on, if any.
     pub fn alpn_protocol(&self) -> Option<&[u8]> {
-        self.ssl.ssl().selected_alpn_protocol()
+        self.session.alpn_protocol()
     }
 
     /// The server name (SNI) the client asked for, if any.
     pub fn server_name(&self) -> Option<&str> {
-        self.ssl.ssl().servername(NameType::HOST_NAME)
+        self.session.server_name()
     }
 
     /// Whether the handshake resumed an earlier session instead of a full key exchange.
     pub fn session_reused(&self) -> bool {
-        self.ssl.ssl().session_reused()
+        self.session.session_reused()
     }
 
     /// The protocol version in use (`TLSv1.3`).
     pub fn version(&self) -> &'static str {
-        self.ssl.ssl().version_str()
+        self.session.version()
     }
 
     /// The peer's certificate, if it sent one: on an acceptor with
     /// [`client_auth`](super::TlsAcceptorBuilder::client_auth), the client's verified
     /// certificate; on a connector, the server's.
     pub fn peer_certificate(&self) -> Option<Certificate> {
-        self.ssl
-            .ssl()
-            .peer_certificate()
-            .map(Certificate::from_x509)
+        self.session.peer_certificate().map(Certificate::from_x509)
     }
 
     /// The cipher suite in use (`TLS_AES_128_GCM_SHA256`).
     pub fn cipher(&self) -> Option<&'static str> {
-        self.ssl.ssl().current_cipher().map(|c| c.name())
+        self.session.cipher()
     }
 }
 
 impl<S: Read + Write + SocketTimeouts> Read for TlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !buf.is_empty() && self.must_fill_first() {
-            self.ssl.get_mut().fill_from(&mut self.sock)?;
+            self.session.io_mut().fill_from(&mut self.sock)?;
         }
-        let op = |s: &mut SslStream<MemIo>| match s.ssl_read(buf) {
-            Err(e) if e.code() == ErrorCode::ZERO_RETURN => Ok(0),
-            other => other,
-        };
-        match self.drive(op, |_, _| Ok(())) {
-            Ok(n) => Ok(n),
-            Err(failure) => Err(self.io_error(failure)),
-        }
+        self.drive(|s| s.read(buf), |_, _| Ok(()))
+            .map_err(|failure| self.session.io_error(failure))
     }
 }
 
@@ -244,17 +226,14 @@ impl<S: Read + Write + SocketTimeouts> Write for TlsStream<S> {
         // shutdown writes several records per call, which go out together in one write after
         // it, as a peer that closes early (resetting the connection) would fail a second send.
         // Asked each time, as the transport may have been replaced through `get_mut`.
-        self.ssl.get_mut().send_directly(self.sock.socket_fd());
-        let result = self.drive(|s| s.ssl_write(chunk), |_, _| Ok(()));
-        self.ssl.get_mut().send_directly(None);
-        match result {
-            Ok(n) => Ok(n),
-            Err(failure) => Err(self.io_error(failure)),
-        }
+        self.session.io_mut().send_directly(self.sock.socket_fd());
+        let result = self.drive(|s| s.write(chunk), |_, _| Ok(()));
+        self.session.io_mut().send_directly(None);
+        result.map_err(|failure| self.session.io_error(failure))
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        self.ssl.get_mut().flush_to(&mut self.sock)?;
+        self.session.io_mut().flush_to(&mut self.sock)?;
         self.sock.flush()
     }
 }
@@ -266,18 +245,6 @@ impl<S> fmt::Debug for TlsStream<S> {
             .field("cipher", &self.cipher())
             .finish_non_exhaustive()
     }
-}
-
-/// OpenSSL's verdict on a read or write as an `io::Error`; `eof`: the transport had ended.
-pub(super) fn ssl_io_error(e: ssl::Error, eof: bool) -> io::Error {
-    if eof {
-        return io::Error::new(
-            io::ErrorKind::UnexpectedEof,
-            "the TLS peer closed the connection without close_notify",
-        );
-    }
-    e.into_io_error()
-        .unwrap_or_else(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))
 }
 
 /// Gives the next transport operation whatever time is left before `deadline`, or the

@@ -26,12 +26,16 @@ pub struct ServerStats {
     /// Connection working states in use now: held by connections while they are served
     /// (never by a waiting or parked one).
     pub busy_states: u64,
+    /// TLS 1.3 sessions handed from OpenSSL to moria-crypto's own record layer as they first
+    /// parked (OpenSSL's session object freed; see moria-crypto's README, "Idle TLS
+    /// connections").
+    pub tls_handoffs: u64,
 }
 
 impl fmt::Display for ServerStats {
     /// One `name value` line per counter, aligned like moria-runtime's `Stats` table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 8] = [
+        let rows: [(&str, u64); 9] = [
             ("accepted", self.accepted),
             ("refused", self.refused),
             ("handler panics", self.handler_panics),
@@ -40,6 +44,7 @@ impl fmt::Display for ServerStats {
             ("parked", self.parked),
             ("pooled states", self.pooled_states),
             ("busy states", self.busy_states),
+            ("TLS handoffs", self.tls_handoffs),
         ];
         for (name, value) in rows {
             writeln!(f, "{name:<20} {value:>12}")?;
@@ -55,6 +60,7 @@ pub(crate) struct Counters {
     pub(crate) refused: AtomicU64,
     pub(crate) handler_panics: AtomicU64,
     pub(crate) body_panics: AtomicU64,
+    pub(crate) tls_handoffs: AtomicU64,
 }
 
 impl Counters {
@@ -74,6 +80,7 @@ impl Counters {
             parked: 0,
             pooled_states: 0,
             busy_states: 0,
+            tls_handoffs: self.tls_handoffs.load(Relaxed),
         }
     }
 }
