@@ -61,6 +61,10 @@
 //! the last BIO read of a call), so the hazard is one of construction, not one we could
 //! reproduce; this design removes it without depending on OpenSSL's internals.
 //!
+//! A TLS 1.3 server session leaves OpenSSL once its handshake is done: Moria's own record layer
+//! (over the same memory transport, so the same reasoning holds) carries its records, and
+//! OpenSSL's session object is freed; see the README, "TLS 1.3 records after the handshake".
+//!
 //! Handshake timeouts use the transport's read/write timeouts ([`SocketTimeouts`]): each
 //! socket operation gets the time left (or the transport's own timeout if shorter), and the
 //! transport's timeouts are restored when the handshake ends.

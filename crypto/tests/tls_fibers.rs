@@ -1,9 +1,12 @@
 //! The OpenSSL-in-fibers proof: 200 concurrent TLS connections served and opened by fibers on
 //! two workers, each doing a handshake and a 1 MiB echo checked by SHA-256, twice (the second
-//! time resuming sessions), with zero errors. Meanwhile 50 saboteur connections inject a
-//! forged record mid-session, so OpenSSL's per-thread error queue fills and drains on the same
-//! workers: none of it may leak into a healthy connection. The test also checks that fibers
-//! really did run on both workers and migrate between them in the middle of TLS sessions.
+//! time resuming sessions), with zero errors. Meanwhile 50 saboteur connections break their
+//! sessions with a record forged under the TLS layer: for half of them the server forges one, so
+//! the client's OpenSSL fails and its per-thread error queue fills and drains on the same
+//! workers (none of it may leak into a healthy connection); for the other half the client
+//! forges one, which the server's record layer (moria-crypto's after the handshake) must refuse.
+//! The test also checks that fibers really did run on both workers and migrate between them in
+//! the middle of TLS sessions.
 
 mod common;
 
@@ -55,6 +58,9 @@ fn serve(acceptor: TlsAcceptor, sock: TcpStream) -> moria_crypto::Result<u64> {
             return Ok(total);
         }
         tls.write_all(&buf[..n])?;
+        if buf[..n] == FORGE_TO_CLIENT {
+            tls.get_mut().write_all(&forged_record())?;
+        }
         total += n as u64;
     }
 }
@@ -114,6 +120,11 @@ fn client(
     Ok(seen)
 }
 
+/// A saboteur's first message when it forges a record itself.
+const FORGE_TO_SERVER: [u8; 1000] = [1; 1000];
+/// A saboteur's first message asking the server to forge a record.
+const FORGE_TO_CLIENT: [u8; 1000] = [2; 1000];
+
 /// An application-data record that no key authenticates.
 fn forged_record() -> Vec<u8> {
     let mut record = vec![0x17, 0x03, 0x03, 0x00, 0x40];
@@ -121,7 +132,9 @@ fn forged_record() -> Vec<u8> {
     record
 }
 
-/// Opens a session, echoes one piece, then writes a forged record under the TLS layer.
+/// Opens a session and echoes a first message; then, for an even `id`, writes a forged record
+/// under the TLS layer (the server must fail); for an odd one, asks the server to forge one
+/// with [`FORGE_TO_CLIENT`] (the client's OpenSSL must fail).
 fn saboteur(id: usize, addr: std::net::SocketAddr, connector: TlsConnector) -> Result<(), String> {
     for round in 0..ROUNDS {
         let fail = |what: &str, e: &dyn std::fmt::Display| {
@@ -133,15 +146,26 @@ fn saboteur(id: usize, addr: std::net::SocketAddr, connector: TlsConnector) -> R
         let mut tls = connector
             .connect("localhost", sock)
             .map_err(|e| fail("handshake", &e))?;
-        let mut echo = [0u8; 1000];
-        tls.write_all(&[1u8; 1000]).map_err(|e| fail("write", &e))?;
+        let hello = if id % 2 == 0 {
+            FORGE_TO_SERVER
+        } else {
+            FORGE_TO_CLIENT
+        };
+        let mut echo = [0u8; FORGE_TO_SERVER.len()];
+        tls.write_all(&hello).map_err(|e| fail("write", &e))?;
         tls.read_exact(&mut echo).map_err(|e| fail("read", &e))?;
+        if hello == FORGE_TO_CLIENT {
+            match tls.read(&mut echo) {
+                Err(e) if e.to_string().contains("bad record mac") => continue,
+                other => return Err(fail("the server's forged record", &format!("{other:?}"))),
+            }
+        }
         tls.get_mut()
             .write_all(&forged_record())
             .map_err(|e| fail("forge", &e))?;
-        // The server answers with an alert and closes: an error or end of stream, never data.
+        // The server fails and closes: an error or end of stream, never data.
         let mut rest = Vec::new();
-        if tls.read_to_end(&mut rest).is_ok() && !rest.is_empty() {
+        if tls.get_mut().read_to_end(&mut rest).is_ok() && !rest.is_empty() {
             return Err(fail("after forgery", &"the server kept talking"));
         }
     }
@@ -220,7 +244,7 @@ fn run() {
     for result in &served {
         match result {
             Ok(n) if *n == PAYLOAD_LEN as u64 => healthy += 1,
-            Err(e) if e.contains("bad record mac") => sabotaged += 1,
+            Err(e) if e.contains("bad_record_mac") => sabotaged += 1,
             Ok(n) => errors.push(format!("a server fiber echoed {n} bytes")),
             Err(e) => errors.push(format!("server: {e}")),
         }

@@ -223,7 +223,7 @@ fn a_tls_session_goes_on_intact_across_many_parks() {
     assert_eq!(
         f.server.stats().tls_handoffs,
         1,
-        "the session left OpenSSL at its first park and stayed with moria-crypto"
+        "the session left OpenSSL once and stayed with moria-crypto across the parks"
     );
     stop(&f.server);
 }

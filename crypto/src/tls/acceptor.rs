@@ -60,12 +60,15 @@ impl TlsAcceptor {
     }
 
     /// Runs the server handshake on `stream`; fails with `ErrorKind::TimedOut` past the
-    /// handshake timeout.
+    /// handshake timeout. A TLS 1.3 session then goes on in Moria's own record layer (see the
+    /// crate README, "TLS 1.3 records after the handshake").
     pub fn accept<S: Read + Write + SocketTimeouts>(&self, stream: S) -> Result<TlsStream<S>> {
         let mut ssl = Ssl::new(&self.ctx)?;
         ssl.set_accept_state();
         handoff::track(&mut ssl);
-        TlsStream::handshake(ssl, stream, self.handshake_timeout)
+        let mut tls = TlsStream::handshake(ssl, stream, self.handshake_timeout)?;
+        tls.hand_off();
+        Ok(tls)
     }
 }
 

@@ -14,10 +14,12 @@
 //!   after that Finished are exactly the records protected under the application key: the next
 //!   sequence number.
 //!
-//! A session is handed over only when nothing is in flight inside OpenSSL (no decrypted or
-//! partly received record, nothing unsent), neither side sent close_notify, no KeyUpdate was
-//! exchanged under OpenSSL, and the suite is one `record.rs` implements; otherwise it stays
-//! with OpenSSL, which is always correct, just larger.
+//! The acceptor hands a session over right after its handshake, and
+//! `TlsStream::release_buffers` tries again for one that could not be then. A session is handed
+//! over only when nothing is in flight inside OpenSSL (no decrypted or partly received record),
+//! neither side sent close_notify, no KeyUpdate was exchanged under OpenSSL, and the suite is
+//! one `record.rs` implements; otherwise it stays with OpenSSL, which is always correct, just
+//! larger and slower.
 
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -182,14 +184,16 @@ pub(crate) fn take(engine: &mut Engine) -> Option<(Opening, Sealing)> {
     let shut = !engine.get_shutdown().is_empty();
     let ssl = engine.ssl();
     let io = engine.get_ref();
+    // Bytes in the memory transport are not OpenSSL's: without read-ahead it reads exactly
+    // the record it works on, so received bytes it has not asked for yet are whole records to
+    // come (the lean session reads them), and bytes waiting to be sent are records it sealed
+    // and counted already.
     let quiet = ssl.is_server()
         && ssl.version2() == Some(SslVersion::TLS1_3)
         && !shut
         && ssl.pending() == 0
         // SAFETY: `ssl` is live for the call.
         && unsafe { SSL_has_pending(ssl.as_ptr()) } == 0
-        && !io.has_input()
-        && !io.has_outbound()
         && !io.eof();
     if !quiet {
         return None;

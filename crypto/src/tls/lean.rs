@@ -246,7 +246,10 @@ impl Lean {
             [_, description] => {
                 return Err(io::Error::new(
                     io::ErrorKind::ConnectionAborted,
-                    format!("the TLS peer sent alert {description}"),
+                    format!(
+                        "the TLS peer sent alert {description} ({})",
+                        alert_name(description)
+                    ),
                 ))
             }
             _ => {
@@ -295,6 +298,38 @@ impl Lean {
         }
         self.handshake.clear();
         self.opening.update()
+    }
+}
+
+/// The name RFC 8446 (§6) gives an alert description.
+fn alert_name(description: u8) -> &'static str {
+    match description {
+        10 => "unexpected_message",
+        20 => "bad_record_mac",
+        22 => "record_overflow",
+        40 => "handshake_failure",
+        42 => "bad_certificate",
+        43 => "unsupported_certificate",
+        44 => "certificate_revoked",
+        45 => "certificate_expired",
+        46 => "certificate_unknown",
+        47 => "illegal_parameter",
+        48 => "unknown_ca",
+        49 => "access_denied",
+        50 => "decode_error",
+        51 => "decrypt_error",
+        70 => "protocol_version",
+        71 => "insufficient_security",
+        80 => "internal_error",
+        86 => "inappropriate_fallback",
+        109 => "missing_extension",
+        110 => "unsupported_extension",
+        112 => "unrecognized_name",
+        113 => "bad_certificate_status_response",
+        115 => "unknown_psk_identity",
+        116 => "certificate_required",
+        120 => "no_application_protocol",
+        _ => "unknown alert",
     }
 }
 
@@ -442,7 +477,7 @@ mod tests {
             ),
             (HANDSHAKE, &[KEY_UPDATE, 0, 0, 1, 2], "illegal_parameter"),
             (HANDSHAKE, &[], "unexpected_message"),
-            (ALERT, &[2, 40], "alert 40"),
+            (ALERT, &[2, 40], "alert 40 (handshake_failure)"),
             (20, &[1], "unexpected_message"),
         ];
         for (kind, content, want) in cases {

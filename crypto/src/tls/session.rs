@@ -137,10 +137,9 @@ impl Session {
             }
     }
 
-    /// For a connection about to sit idle: hands a TLS 1.3 server session over to the lean
-    /// record layer when it can be (freeing OpenSSL's `SSL`), and frees the buffers that hold
-    /// nothing.
-    pub(crate) fn release(&mut self) {
+    /// Hands a TLS 1.3 server session over to the lean record layer if it can be now (see
+    /// `handoff.rs`), freeing OpenSSL's `SSL`; otherwise leaves it as it is.
+    pub(crate) fn hand_off(&mut self) {
         if let Session::OpenSsl(engine) = self {
             if let Some((opening, sealing)) = handoff::take(engine) {
                 let facts = facts(engine.ssl());
@@ -148,6 +147,12 @@ impl Session {
                 *self = Session::Lean(Box::new(Lean::new(io, opening, sealing, facts)));
             }
         }
+    }
+
+    /// For a connection about to sit idle: hands the session over (as [`Session::hand_off`])
+    /// and frees the buffers that hold nothing.
+    pub(crate) fn release(&mut self) {
+        self.hand_off();
         match self {
             Session::OpenSsl(engine) => engine.get_mut().release(),
             Session::Lean(lean) => lean.release(),

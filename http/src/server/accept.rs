@@ -145,6 +145,9 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
         // acts on a connection whose fiber is still running.
         Some(acceptor) => match handshake(acceptor, stream, &reg.state.idle, &shared.token) {
             Ok(stream) => {
+                if stream.records_by_moria() {
+                    Counters::bump(&shared.counters.tls_handoffs);
+                }
                 let info = tls::info(&stream);
                 Io::Tls(Box::new((stream, info)))
             }
