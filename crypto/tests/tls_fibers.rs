@@ -146,7 +146,7 @@ fn saboteur(id: usize, addr: std::net::SocketAddr, connector: TlsConnector) -> R
         let mut tls = connector
             .connect("localhost", sock)
             .map_err(|e| fail("handshake", &e))?;
-        let hello = if id % 2 == 0 {
+        let hello = if id.is_multiple_of(2) {
             FORGE_TO_SERVER
         } else {
             FORGE_TO_CLIENT
