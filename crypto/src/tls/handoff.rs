@@ -30,7 +30,7 @@ use openssl::ssl::{Ssl, SslContextBuilder, SslRef, SslVersion};
 use openssl_sys as ffi;
 
 use super::engine::Engine;
-use super::record::{Opening, Sealing, Secret, Suite};
+use super::record::{wipe, Opening, Sealing, Secret, Suite};
 
 /// `SSL3_RT_HEADER`: the message callback's content type for a record header.
 const RECORD_HEADER: c_int = 0x100;
@@ -125,14 +125,16 @@ fn note_secret(noted: &mut Noted, line: &str) {
 fn decode_secret(hex: &str) -> Option<Secret> {
     let mut bytes = [0u8; 64];
     let len = hex.len() / 2;
-    if !hex.len().is_multiple_of(2) || len > bytes.len() {
-        return None;
-    }
-    for (i, byte) in bytes[..len].iter_mut().enumerate() {
-        *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
-    let secret = Secret::new(&bytes[..len]);
-    bytes.fill(0);
+    let decoded = hex.len().is_multiple_of(2)
+        && len <= bytes.len()
+        && bytes[..len].iter_mut().enumerate().all(|(i, byte)| {
+            let value = hex
+                .get(2 * i..2 * i + 2)
+                .and_then(|pair| u8::from_str_radix(pair, 16).ok());
+            value.map(|v| *byte = v).is_some()
+        });
+    let secret = decoded.then(|| Secret::new(&bytes[..len])).flatten();
+    wipe(&mut bytes);
     secret
 }
 

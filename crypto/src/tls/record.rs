@@ -98,12 +98,17 @@ impl Secret {
 
 impl Drop for Secret {
     fn drop(&mut self) {
-        for b in &mut self.bytes {
-            // SAFETY: `b` is a valid, aligned, exclusive reference to a byte of this value.
-            unsafe { std::ptr::write_volatile(b, 0) };
-        }
-        compiler_fence(Ordering::SeqCst);
+        wipe(&mut self.bytes);
     }
+}
+
+/// Zeroes `bytes` in a way the compiler cannot drop as a dead store.
+pub(crate) fn wipe(bytes: &mut [u8]) {
+    for b in bytes {
+        // SAFETY: `b` is a valid, aligned, exclusive reference to one byte.
+        unsafe { std::ptr::write_volatile(b, 0) };
+    }
+    compiler_fence(Ordering::SeqCst);
 }
 
 impl fmt::Debug for Secret {
@@ -156,7 +161,7 @@ impl Keys {
             iv,
             seq,
         };
-        key.fill(0);
+        wipe(&mut key);
         Ok(keys)
     }
 
@@ -171,7 +176,7 @@ impl Keys {
             &mut next[..len],
         )?;
         let secret = Secret::new(&next[..len]).ok_or_else(|| io::Error::other("secret length"))?;
-        next.fill(0);
+        wipe(&mut next);
         Keys::new(self.suite, secret, 0)
     }
 
@@ -435,6 +440,32 @@ mod tests {
             .unwrap_err();
         assert!(err.to_string().contains("bad_record_mac"), "{err}");
         assert!(plain.is_empty(), "no unauthenticated byte is handed out");
+    }
+
+    #[test]
+    fn padding_is_stripped_and_all_padding_is_refused() {
+        let secret = Secret::new(&[3u8; 32]).unwrap();
+        let mut seal = Sealing::new(Suite::Aes128Gcm, secret.clone(), 0).unwrap();
+        let mut open = Opening::new(Suite::Aes128Gcm, secret, 0).unwrap();
+        // Kind 0 after a content that ends in its real type and zeros: a padded record.
+        let mut wire = Vec::new();
+        seal.seal(0, b"abc\x17\x00\x00\x00", &mut wire).unwrap();
+        seal.seal(0, &[0, 0, 0], &mut wire).unwrap();
+        let mut plain = Vec::new();
+        let head: [u8; HEADER_LEN] = wire[..HEADER_LEN].try_into().unwrap();
+        let len = body_len(&head).unwrap();
+        let body = &wire[HEADER_LEN..HEADER_LEN + len];
+        assert_eq!(
+            open.open(&head, body, &mut plain).unwrap(),
+            APPLICATION_DATA
+        );
+        assert_eq!(plain, b"abc");
+        let rest = &wire[HEADER_LEN + len..];
+        let head: [u8; HEADER_LEN] = rest[..HEADER_LEN].try_into().unwrap();
+        let err = open
+            .open(&head, &rest[HEADER_LEN..], &mut plain)
+            .unwrap_err();
+        assert!(err.to_string().contains("unexpected_message"), "{err}");
     }
 
     #[test]
