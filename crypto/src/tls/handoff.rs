@@ -14,12 +14,13 @@
 //!   after that Finished are exactly the records protected under the application key: the next
 //!   sequence number.
 //!
-//! The acceptor hands a session over right after its handshake, and
-//! `TlsStream::release_buffers` tries again for one that could not be then. A session is handed
-//! over only when nothing is in flight inside OpenSSL (no decrypted or partly received record),
-//! neither side sent close_notify, no KeyUpdate was exchanged under OpenSSL, and the suite is
-//! one `record.rs` implements; otherwise it stays with OpenSSL, which is always correct, just
-//! larger and slower.
+//! The acceptor hands a session over right after its handshake, and only then: the handshake
+//! ends once the client's Finished is processed, so OpenSSL is between records (a later
+//! `SSL_read` that stopped after a record's header, waiting for its body, leaves no trace that
+//! `SSL_has_pending` sees). The session must also be TLS 1.3 on the server side, with nothing
+//! decrypted and unread, no close_notify or KeyUpdate either way, and a suite `record.rs`
+//! implements; otherwise it stays with OpenSSL for its whole life, which is always correct,
+//! just larger and slower.
 
 use std::ffi::{c_int, c_void};
 use std::sync::{Mutex, OnceLock, PoisonError};
@@ -180,8 +181,8 @@ unsafe extern "C" fn on_message(
     }
 }
 
-/// The record layer of the TLS 1.3 server session `engine` if it can carry on without OpenSSL
-/// now (see the module docs); `None` leaves it with OpenSSL.
+/// The record layer of the TLS 1.3 server session `engine`, whose handshake has just finished,
+/// if it can carry on without OpenSSL (see the module docs); `None` leaves it with OpenSSL.
 pub(crate) fn take(engine: &mut Engine) -> Option<(Opening, Sealing)> {
     let shut = !engine.get_shutdown().is_empty();
     let ssl = engine.ssl();

@@ -1,6 +1,5 @@
 //! [`Session`]: what a TLS stream drives over its memory transport: OpenSSL's session, or after
-//! a handoff (`handoff.rs`, when a TLS 1.3 server connection goes idle) the lean one of
-//! `lean.rs`. Both answer the same non-waiting operations; neither ever touches the socket.
+//! a handoff (`handoff.rs`, when a TLS 1.3 server handshake is done) the lean one of `lean.rs`. Both answer the same non-waiting operations; neither ever touches the socket.
 
 use std::io;
 
@@ -137,8 +136,9 @@ impl Session {
             }
     }
 
-    /// Hands a TLS 1.3 server session over to the lean record layer if it can be now (see
-    /// `handoff.rs`), freeing OpenSSL's `SSL`; otherwise leaves it as it is.
+    /// Hands a TLS 1.3 server session over to the lean record layer if it can be (see
+    /// `handoff.rs`; only right after the handshake), freeing OpenSSL's `SSL`; otherwise leaves
+    /// it as it is.
     pub(crate) fn hand_off(&mut self) {
         if let Session::OpenSsl(engine) = self {
             if let Some((opening, sealing)) = handoff::take(engine) {
@@ -149,10 +149,9 @@ impl Session {
         }
     }
 
-    /// For a connection about to sit idle: hands the session over (as [`Session::hand_off`])
-    /// and frees the buffers that hold nothing.
+    /// For a connection about to sit idle: frees the buffers that hold nothing (and the lean
+    /// session's AEAD contexts).
     pub(crate) fn release(&mut self) {
-        self.hand_off();
         match self {
             Session::OpenSsl(engine) => engine.get_mut().release(),
             Session::Lean(lean) => lean.release(),

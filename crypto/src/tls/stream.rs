@@ -148,21 +148,20 @@ impl<S> TlsStream<S> {
 
     /// For a connection about to sit idle: frees Moria's buffers while they hold nothing (the
     /// next read allocates again; OpenSSL frees its own then too, `SSL_MODE_RELEASE_BUFFERS` is
-    /// set on every context of this crate), and hands a TLS 1.3 server session still with
-    /// OpenSSL over to Moria's own record layer, freeing OpenSSL's session object (about
-    /// 14 KiB). See the crate README, "TLS 1.3 records after the handshake".
+    /// set on every context of this crate), and a TLS 1.3 server session's AEAD contexts (its
+    /// keys stay; see the crate README, "TLS 1.3 records after the handshake").
     pub fn release_buffers(&mut self) {
         self.session.release();
     }
 
-    /// Hands a TLS 1.3 server session over to Moria's record layer if it can be now.
+    /// Hands a TLS 1.3 server session whose handshake has just finished over to Moria's record
+    /// layer, if it can be.
     pub(crate) fn hand_off(&mut self) {
         self.session.hand_off();
     }
 
-    /// Whether Moria's own TLS 1.3 record layer carries the session: a TLS 1.3 server session
-    /// after its handshake (or, where it could not be handed over then, after
-    /// [`release_buffers`](TlsStream::release_buffers)).
+    /// Whether Moria's own TLS 1.3 record layer carries the session (a TLS 1.3 server session
+    /// after its handshake, see the crate README, "TLS 1.3 records after the handshake").
     pub fn records_by_moria(&self) -> bool {
         matches!(self.session, Session::Lean(_))
     }

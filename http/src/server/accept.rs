@@ -199,11 +199,7 @@ fn serve(mut conn: Connection) {
     match ending {
         Ok(Ending::Idle) => {
             if let Io::Tls(tls) = &mut conn.io {
-                let handed_off = tls.0.records_by_moria();
                 tls.0.release_buffers();
-                if !handed_off && tls.0.records_by_moria() {
-                    Counters::bump(&shared.counters.tls_handoffs);
-                }
             }
             conn.reg.detach();
             let deadline = Instant::now() + shared.cfg.limits.keep_alive_timeout;
