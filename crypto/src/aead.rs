@@ -185,20 +185,14 @@ pub(crate) struct AeadSealer {
 impl AeadSealer {
     /// Encryption under `key` (the key schedule is computed here, once).
     pub(crate) fn new(alg: AeadAlg, key: &[u8]) -> Result<Self> {
-        check_len("key", alg.key_len(), key.len())?;
-        let mut ctx = CipherCtx::new()?;
-        ctx.encrypt_init(Some(alg.cipher()), Some(key), None)?;
-        Ok(AeadSealer { ctx })
+        Ok(AeadSealer {
+            ctx: keyed(alg, key, ENCRYPT)?,
+        })
     }
 
     /// Starts a message under `nonce` with `aad`.
     pub(crate) fn start(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
-        check_len("nonce", NONCE_LEN, nonce.len())?;
-        self.ctx.encrypt_init(None, None, Some(nonce))?;
-        if !aad.is_empty() {
-            self.ctx.cipher_update(aad, None)?;
-        }
-        Ok(())
+        start_message(&mut self.ctx, ENCRYPT, nonce, aad)
     }
 
     /// Encrypts the next `input` bytes into `output` (same length).
@@ -226,20 +220,14 @@ pub(crate) struct AeadOpener {
 impl AeadOpener {
     /// Decryption under `key` (the key schedule is computed here, once).
     pub(crate) fn new(alg: AeadAlg, key: &[u8]) -> Result<Self> {
-        check_len("key", alg.key_len(), key.len())?;
-        let mut ctx = CipherCtx::new()?;
-        ctx.decrypt_init(Some(alg.cipher()), Some(key), None)?;
-        Ok(AeadOpener { ctx })
+        Ok(AeadOpener {
+            ctx: keyed(alg, key, !ENCRYPT)?,
+        })
     }
 
     /// Starts a message under `nonce` with `aad`.
     pub(crate) fn start(&mut self, nonce: &[u8], aad: &[u8]) -> Result<()> {
-        check_len("nonce", NONCE_LEN, nonce.len())?;
-        self.ctx.decrypt_init(None, None, Some(nonce))?;
-        if !aad.is_empty() {
-            self.ctx.cipher_update(aad, None)?;
-        }
-        Ok(())
+        start_message(&mut self.ctx, !ENCRYPT, nonce, aad)
     }
 
     /// Decrypts the next `input` bytes into `output` (same length); unauthenticated until
@@ -259,6 +247,44 @@ impl AeadOpener {
             .map(drop)
             .map_err(|_| Error::TagMismatch)
     }
+}
+
+/// The direction flag of [`keyed`] and [`start_message`] for encryption.
+const ENCRYPT: bool = true;
+
+/// Initialises `ctx` for encryption or decryption with whichever of cipher, key and nonce are
+/// given (the others kept).
+fn init(
+    ctx: &mut CipherCtx,
+    encrypt: bool,
+    cipher: Option<&CipherRef>,
+    key: Option<&[u8]>,
+    nonce: Option<&[u8]>,
+) -> Result<()> {
+    if encrypt {
+        ctx.encrypt_init(cipher, key, nonce)?;
+    } else {
+        ctx.decrypt_init(cipher, key, nonce)?;
+    }
+    Ok(())
+}
+
+/// A context for `alg` under `key`, encrypting or decrypting.
+fn keyed(alg: AeadAlg, key: &[u8], encrypt: bool) -> Result<CipherCtx> {
+    check_len("key", alg.key_len(), key.len())?;
+    let mut ctx = CipherCtx::new()?;
+    init(&mut ctx, encrypt, Some(alg.cipher()), Some(key), None)?;
+    Ok(ctx)
+}
+
+/// Starts a message on the keyed `ctx` under `nonce` with `aad`.
+fn start_message(ctx: &mut CipherCtx, encrypt: bool, nonce: &[u8], aad: &[u8]) -> Result<()> {
+    check_len("nonce", NONCE_LEN, nonce.len())?;
+    init(ctx, encrypt, None, None, Some(nonce))?;
+    if !aad.is_empty() {
+        ctx.cipher_update(aad, None)?;
+    }
+    Ok(())
 }
 
 impl fmt::Debug for AeadSealer {

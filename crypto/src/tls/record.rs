@@ -1,8 +1,9 @@
 //! TLS 1.3 record protection (RFC 8446 §5.2–§5.4, §7.1–§7.3): the part of a TLS 1.3 session
-//! that lives on after the handshake. One [`Direction`] per way: its traffic secret, the key and
-//! IV derived from it, the next record's sequence number, and an AEAD context while the
-//! connection is active ([`Direction::release`] drops the context; the next record builds it
-//! again from the key, so an idle session holds about a hundred bytes per direction).
+//! that lives on after the handshake. One [`Direction`] per way ([`Sealing`], [`Opening`]): its
+//! traffic secret, the key and IV derived from it, the next record's sequence number, and an
+//! AEAD context while the connection is busy ([`Direction::release`] drops the context; the next
+//! record builds it again from the key, so an idle session holds about a hundred bytes per
+//! direction).
 
 use std::fmt;
 use std::io;
@@ -224,50 +225,56 @@ pub(crate) fn invalid(msg: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, msg)
 }
 
-/// The sending direction.
-#[derive(Debug)]
-pub(crate) struct Sealing {
-    keys: Keys,
-    live: Option<AeadSealer>,
+/// An AEAD context of one direction, built from a key when the direction is next used.
+pub(crate) trait DirectionAead: Sized {
+    /// The context for `alg` under `key`.
+    fn keyed(alg: AeadAlg, key: &[u8]) -> io::Result<Self>;
 }
 
-impl Sealing {
-    /// Sealing under `secret`, `seq` records already sent under it.
-    pub(crate) fn new(suite: Suite, secret: Secret, seq: u64) -> io::Result<Sealing> {
-        Ok(Sealing {
+impl DirectionAead for AeadSealer {
+    fn keyed(alg: AeadAlg, key: &[u8]) -> io::Result<Self> {
+        Ok(AeadSealer::new(alg, key)?)
+    }
+}
+
+impl DirectionAead for AeadOpener {
+    fn keyed(alg: AeadAlg, key: &[u8]) -> io::Result<Self> {
+        Ok(AeadOpener::new(alg, key)?)
+    }
+}
+
+/// One direction of a session: its keys, and its AEAD context while the connection is busy.
+#[derive(Debug)]
+pub(crate) struct Direction<A> {
+    keys: Keys,
+    live: Option<A>,
+}
+
+/// The sending direction.
+pub(crate) type Sealing = Direction<AeadSealer>;
+/// The receiving direction.
+pub(crate) type Opening = Direction<AeadOpener>;
+
+impl<A: DirectionAead> Direction<A> {
+    /// The direction under `secret`, `seq` records already protected under it.
+    pub(crate) fn new(suite: Suite, secret: Secret, seq: u64) -> io::Result<Self> {
+        Ok(Direction {
             keys: Keys::new(suite, secret, seq)?,
             live: None,
         })
     }
 
-    /// Appends to `out` one record carrying `content` (at most [`MAX_PLAINTEXT`] bytes) of inner
-    /// type `kind`, unpadded.
-    pub(crate) fn seal(&mut self, kind: u8, content: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
-        debug_assert!(content.len() <= MAX_PLAINTEXT);
-        let body = content.len() + 1 + TAG_LEN;
-        let head = header(body);
+    /// The next record's nonce and the AEAD context (built again after a release).
+    fn next(&mut self) -> io::Result<([u8; NONCE_LEN], &mut A)> {
         let nonce = self.keys.next_nonce()?;
         let aead = match &mut self.live {
             Some(aead) => aead,
-            live => live.insert(AeadSealer::new(
-                self.keys.suite.aead(),
-                self.keys.key.as_bytes(),
-            )?),
+            live => live.insert(A::keyed(self.keys.suite.aead(), self.keys.key.as_bytes())?),
         };
-        let at = out.len();
-        out.resize(at + HEADER_LEN + body, 0);
-        let record = &mut out[at..];
-        record[..HEADER_LEN].copy_from_slice(&head);
-        let (sealed, tag) = record[HEADER_LEN..].split_at_mut(content.len() + 1);
-        aead.start(&nonce, &head)?;
-        let (data, kind_byte) = sealed.split_at_mut(content.len());
-        aead.update(content, data)?;
-        aead.update(&[kind], kind_byte)?;
-        tag.copy_from_slice(&aead.finish()?);
-        Ok(())
+        Ok((nonce, aead))
     }
 
-    /// Moves to the next generation of keys (after sending a KeyUpdate).
+    /// Moves to the next generation of keys (after a KeyUpdate went this way).
     pub(crate) fn update(&mut self) -> io::Result<()> {
         self.keys = self.keys.next()?;
         self.live = None;
@@ -280,22 +287,29 @@ impl Sealing {
     }
 }
 
-/// The receiving direction.
-#[derive(Debug)]
-pub(crate) struct Opening {
-    keys: Keys,
-    live: Option<AeadOpener>,
+impl Direction<AeadSealer> {
+    /// Appends to `out` one record carrying `content` (at most [`MAX_PLAINTEXT`] bytes) of inner
+    /// type `kind`, unpadded.
+    pub(crate) fn seal(&mut self, kind: u8, content: &[u8], out: &mut Vec<u8>) -> io::Result<()> {
+        debug_assert!(content.len() <= MAX_PLAINTEXT);
+        let body = content.len() + 1 + TAG_LEN;
+        let head = header(body);
+        let (nonce, aead) = self.next()?;
+        let at = out.len();
+        out.resize(at + HEADER_LEN + body, 0);
+        let record = &mut out[at..];
+        record[..HEADER_LEN].copy_from_slice(&head);
+        let (sealed, tag) = record[HEADER_LEN..].split_at_mut(content.len() + 1);
+        aead.start(&nonce, &head)?;
+        let (data, kind_byte) = sealed.split_at_mut(content.len());
+        aead.update(content, data)?;
+        aead.update(&[kind], kind_byte)?;
+        tag.copy_from_slice(&aead.finish()?);
+        Ok(())
+    }
 }
 
-impl Opening {
-    /// Opening under `secret`, `seq` records already received under it.
-    pub(crate) fn new(suite: Suite, secret: Secret, seq: u64) -> io::Result<Opening> {
-        Ok(Opening {
-            keys: Keys::new(suite, secret, seq)?,
-            live: None,
-        })
-    }
-
+impl Direction<AeadOpener> {
     /// Decrypts the record `head` + `body` into `out` (replacing its contents) and returns its
     /// inner type, `out` left holding the content without padding. A record that fails
     /// authentication is `bad_record_mac`; one that is all padding is `unexpected_message`.
@@ -306,14 +320,7 @@ impl Opening {
         out: &mut Vec<u8>,
     ) -> io::Result<u8> {
         let (sealed, tag) = body.split_at(body.len() - TAG_LEN);
-        let nonce = self.keys.next_nonce()?;
-        let aead = match &mut self.live {
-            Some(aead) => aead,
-            live => live.insert(AeadOpener::new(
-                self.keys.suite.aead(),
-                self.keys.key.as_bytes(),
-            )?),
-        };
+        let (nonce, aead) = self.next()?;
         out.clear();
         out.resize(sealed.len(), 0);
         aead.start(&nonce, head)?;
@@ -339,18 +346,6 @@ impl Opening {
             )));
         }
         Ok(kind)
-    }
-
-    /// Moves to the next generation of keys (after receiving a KeyUpdate).
-    pub(crate) fn update(&mut self) -> io::Result<()> {
-        self.keys = self.keys.next()?;
-        self.live = None;
-        Ok(())
-    }
-
-    /// Drops the AEAD context (an idle connection keeps only the key).
-    pub(crate) fn release(&mut self) {
-        self.live = None;
     }
 }
 
