@@ -3,6 +3,7 @@
 
 use std::io;
 
+use openssl::error::ErrorStack;
 use openssl::ssl::{self, ErrorCode, NameType, ShutdownState, SslRef, SslStream};
 use openssl::x509::X509;
 
@@ -79,6 +80,15 @@ impl Session {
         match self {
             Session::OpenSsl(engine) => Some(engine.ssl()),
             Session::Lean(_) => None,
+        }
+    }
+
+    /// Empties the thread's OpenSSL error queue before a call on an OpenSSL session: leftovers
+    /// from unrelated code on this thread would confuse `SSL_get_error`. The lean session
+    /// consults no error queue (the `openssl` crate drains what a failed cipher call leaves).
+    pub(crate) fn clear_errors(&self) {
+        if let Session::OpenSsl(_) = self {
+            drop(ErrorStack::get());
         }
     }
 

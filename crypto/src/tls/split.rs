@@ -20,7 +20,6 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
 use moria_runtime::sync::Mutex as FiberMutex;
-use openssl::error::ErrorStack;
 
 use super::session::{Session as TlsSession, Stop};
 use super::stream::{TlsStream, MAX_WRITE_CHUNK};
@@ -83,8 +82,7 @@ impl Shared {
         loop {
             let (result, fed) = {
                 let mut session = self.session();
-                // Leftovers from unrelated code on this thread would confuse SSL_get_error.
-                drop(ErrorStack::get());
+                session.ssl.clear_errors();
                 (op(&mut session.ssl), session.fed)
             };
             self.send_pending()?;

@@ -5,7 +5,6 @@ use std::fmt;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
-use openssl::error::ErrorStack;
 use openssl::ssl::{Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
@@ -69,8 +68,7 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
         mut before_io: impl FnMut(&mut S, Direction) -> io::Result<()>,
     ) -> Result<T, Failure> {
         loop {
-            // Leftovers from unrelated code on this thread would confuse SSL_get_error.
-            drop(ErrorStack::get());
+            self.session.clear_errors();
             let result = op(&mut self.session);
             let flushed = before_io(&mut self.sock, Direction::Write)
                 .and_then(|()| self.session.io_mut().flush_to(&mut self.sock));
