@@ -26,6 +26,10 @@ impl Transport for TlsStream<TcpStream> {
     fn has_buffered_input(&self) -> bool {
         TlsStream::has_buffered_input(self)
     }
+
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        TlsStream::read_within(self, buf, within)
+    }
 }
 
 /// Runs the server handshake on `stream` in the calling fiber.

@@ -21,15 +21,8 @@ pub(crate) trait Transport: Read + Write + Send {
         false
     }
     /// Reads what arrives within about `within` with no timer of its own (`Ok(None)`: the time
-    /// passed), where the transport can wait that way; `None` where it cannot, and the caller
-    /// waits with a read timeout instead.
-    fn read_within(
-        &mut self,
-        _buf: &mut [u8],
-        _within: Duration,
-    ) -> Option<io::Result<Option<usize>>> {
-        None
-    }
+    /// passed).
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>>;
     /// Sends `len` bytes of `file` from `offset`; the default is a buffered copy (file reads
     /// on the offload pool).
     fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {
@@ -60,12 +53,8 @@ impl Transport for TcpStream {
         self.shutdown(Shutdown::Write)
     }
 
-    fn read_within(
-        &mut self,
-        buf: &mut [u8],
-        within: Duration,
-    ) -> Option<io::Result<Option<usize>>> {
-        Some(TcpStream::read_within(self, buf, within))
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        TcpStream::read_within(self, buf, within)
     }
 
     fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {

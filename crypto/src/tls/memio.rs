@@ -9,6 +9,9 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
+use std::time::Duration;
+
+use moria_runtime::net::TcpStream;
 
 /// Largest inbound buffer: room for a whole maximal TLS record (16 KiB + 2 KiB) with space
 /// left, so one socket read can feed a full record.
@@ -152,6 +155,25 @@ impl MemIo {
 
     /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
     pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
+        self.fill_with(|room| sock.read(room).map(Some)).map(drop)
+    }
+
+    /// One read from `sock` into the inbound buffer of what arrives within about `within`
+    /// ([`TcpStream::read_within`]: no timer, and no look at a socket the last such read
+    /// emptied); `false` when the time passed first.
+    pub(crate) fn fill_within(
+        &mut self,
+        sock: &mut TcpStream,
+        within: Duration,
+    ) -> io::Result<bool> {
+        self.fill_with(|room| sock.read_within(room, within))
+    }
+
+    /// One `read` into the room after the unread bytes (`Ok(None)`: nothing came, `false`).
+    fn fill_with(
+        &mut self,
+        mut read: impl FnMut(&mut [u8]) -> io::Result<Option<usize>>,
+    ) -> io::Result<bool> {
         let want = self
             .read_room
             .min(INBOUND_LEN - (self.end - self.start))
@@ -159,17 +181,18 @@ impl MemIo {
         self.make_room(want)?;
         let room = &mut self.inbound[self.end..self.end + want];
         loop {
-            match sock.read(room) {
-                Ok(0) => {
+            match read(room) {
+                Ok(None) => return Ok(false),
+                Ok(Some(0)) => {
                     self.eof = true;
-                    return Ok(());
+                    return Ok(true);
                 }
-                Ok(n) => {
+                Ok(Some(n)) => {
                     self.end += n;
                     if n == want {
                         self.read_room = (want * 2).min(INBOUND_LEN);
                     }
-                    return Ok(());
+                    return Ok(true);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return Err(e),

@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 use openssl::ssl::{Ssl, SslStream};
 use openssl::x509::X509VerifyResult;
 
+use moria_runtime::net::TcpStream;
+
 use super::memio::MemIo;
 use super::session::{Failure, Session, Stop};
 use super::timeouts::SocketTimeouts;
@@ -209,6 +211,22 @@ impl<S> TlsStream<S> {
     /// The cipher suite in use (`TLS_AES_128_GCM_SHA256`).
     pub fn cipher(&self) -> Option<&'static str> {
         self.session.cipher()
+    }
+}
+
+impl TlsStream<TcpStream> {
+    /// Reads what arrives within about `within`, `Ok(None)` when that time passed first: for
+    /// a keep-alive connection waiting for its next request. The wait for the first bytes is
+    /// [`TcpStream::read_within`] (no timer, and no look at a socket the last read emptied);
+    /// completing a record that arrived in part then waits with the socket's read timeout.
+    pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        if !buf.is_empty()
+            && self.must_fill_first()
+            && !self.session.io_mut().fill_within(&mut self.sock, within)?
+        {
+            return Ok(None);
+        }
+        self.read(buf).map(Some)
     }
 }
 

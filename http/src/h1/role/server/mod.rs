@@ -138,7 +138,7 @@ pub(crate) fn serve<T: Transport>(
         pool.put(conn);
         match result? {
             Step::End(ending) => return Ok(ending),
-            Step::Wait(wait) => match wait_for_bytes(io, ctx, carry, wait, &mut first)? {
+            Step::Wait(wait) => match wait_for_bytes(io, ctx, wait, &mut first)? {
                 Some(0) => return Ok(Ending::Closed),
                 Some(n) => arrived = n,
                 None => return Ok(Ending::Idle),
@@ -157,15 +157,14 @@ enum Step {
 
 /// Waits up to `wait` for bytes of a next request, reading the first of them into `buf`:
 /// `Some(n)` bytes (0: the client closed, or the server shuts down), `None` when the time
-/// passed. Over plain TCP the wait arms no timer ([`TcpStream::read_within`]: it may end up to
-/// a few milliseconds after `wait`). The connection counts as idle meanwhile, so a shutdown
-/// ends the wait at once.
+/// passed. The wait arms no timer ([`TcpStream::read_within`], over TLS too: it may end up to a
+/// few milliseconds after `wait`). The connection counts as idle meanwhile, so a shutdown ends
+/// the wait at once.
 ///
 /// [`TcpStream::read_within`]: moria_runtime::net::TcpStream::read_within
 fn wait_for_bytes<T: Transport>(
     io: &mut T,
     ctx: &ConnCtx<'_>,
-    carry: &mut Carry,
     wait: Duration,
     buf: &mut [u8],
 ) -> io::Result<Option<usize>> {
@@ -174,34 +173,9 @@ fn wait_for_bytes<T: Transport>(
     if ctx.token.is_triggered() {
         return Ok(Some(0));
     }
-    let r = match io.read_within(buf, wait) {
-        Some(r) => r,
-        None => read_with_timeout(io, carry, wait, buf),
-    };
+    let r = io.read_within(buf, wait);
     ctx.state.idle.store(false, Ordering::SeqCst);
     r
-}
-
-/// [`wait_for_bytes`]'s read where the transport has no timer-free wait (TLS): with `wait` as
-/// the socket's read timeout.
-fn read_with_timeout<T: Transport>(
-    io: &mut T,
-    carry: &mut Carry,
-    wait: Duration,
-    buf: &mut [u8],
-) -> io::Result<Option<usize>> {
-    if carry.read_timeout != Some(wait) {
-        io.set_read_timeout(Some(wait))?;
-        carry.read_timeout = Some(wait);
-    }
-    loop {
-        match io.read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Ok(n) => return Ok(Some(n)),
-            Err(e) if is_timeout(&e) => return Ok(None),
-            Err(e) => return Err(e),
-        }
-    }
 }
 
 /// What the loop does after a request.
