@@ -14,8 +14,9 @@ use moria_runtime::net::{TcpListener, TcpStream};
 use moria_runtime::{spawn, Runtime};
 
 const PAYLOAD_LEN: usize = 16 << 20;
-/// Odd write sizes, so records and reads never line up.
-const PIECE_LEN: usize = 7 * 1024 + 13;
+/// Odd write sizes, so records and reads never line up; over two maximal records, so whole
+/// 16 KiB records stream in behind partial ones.
+const PIECE_LEN: usize = 40 * 1024 + 13;
 /// Turns a stuck half into a failed test instead of a hung one.
 const IO_TIMEOUT: Duration = Duration::from_secs(120);
 

@@ -13,9 +13,16 @@ use std::time::Duration;
 
 use moria_runtime::net::TcpStream;
 
-/// Largest inbound buffer: room for a whole maximal TLS record (16 KiB + 2 KiB) with space
-/// left, so one socket read can feed a full record.
-pub(crate) const INBOUND_LEN: usize = 32 * 1024;
+use super::record::{HEADER_LEN, MAX_CIPHERTEXT};
+
+/// Most bytes one socket read brings at a time: the split reader's chunk (`fill_from` reads at
+/// most the room left).
+pub(crate) const MAX_FEED: usize = 16 * 1024;
+/// Largest inbound buffer. A session asks for more bytes only while what it has not taken is
+/// less than one record (at most 5 + 2^14 + 256 bytes: OpenSSL takes a record's bytes as it
+/// reads them, the lean session takes a record only once it is whole), and one read adds at most
+/// [`MAX_FEED`].
+pub(crate) const INBOUND_LEN: usize = HEADER_LEN + MAX_CIPHERTEXT + MAX_FEED;
 /// First inbound buffer: a request's record or a handshake flight fits. OpenSSL takes the bytes
 /// out as it reads (it keeps partial records itself), so a smaller buffer only means more reads
 /// for large records: when a read fills the buffer, the next fill gets twice the room, up to
@@ -305,6 +312,18 @@ mod tests {
     }
 
     #[test]
+    fn a_whole_feed_fits_behind_the_largest_partial_record() {
+        let mut io = MemIo::new();
+        io.feed(&vec![1u8; HEADER_LEN + MAX_CIPHERTEXT - 1])
+            .unwrap();
+        io.feed(&vec![2u8; MAX_FEED]).unwrap();
+        assert_eq!(
+            io.unread().len(),
+            HEADER_LEN + MAX_CIPHERTEXT - 1 + MAX_FEED
+        );
+    }
+
+    #[test]
     fn release_keeps_unread_bytes_and_frees_an_empty_buffer() {
         let mut io = MemIo::new();
         io.feed(b"abcdef").unwrap();
@@ -376,7 +395,7 @@ mod tests {
 
     #[test]
     fn the_inbound_buffer_starts_small_and_grows_while_reads_fill_it() {
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let mut sock = &data[..];
         let mut io = MemIo::new();
         let mut got = Vec::new();
@@ -392,6 +411,7 @@ mod tests {
         }
         assert_eq!(got, data, "every byte, in order");
         assert_eq!(&fills[..4], &[4096, 8192, 16384, 32768], "{fills:?}");
-        assert_eq!(fills[4], 32768, "stays at the largest size");
+        assert_eq!(fills[4], INBOUND_LEN, "{fills:?}");
+        assert_eq!(fills[5], INBOUND_LEN, "stays at the largest size");
     }
 }

@@ -21,11 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
 use moria_runtime::sync::Mutex as FiberMutex;
 
+use super::memio::MAX_FEED;
 use super::session::{Session as TlsSession, Stop};
 use super::stream::{TlsStream, MAX_WRITE_CHUNK};
-
-/// Socket read size of the split reader: one maximal TLS record's plaintext.
-const READ_CHUNK: usize = 16 * 1024;
 
 /// The TLS session and how many times input was fed to it.
 struct Session {
@@ -59,7 +57,7 @@ impl TlsStream<TcpStream> {
         let (reader, writer) = sock.split()?;
         let shared = Arc::new(Shared {
             session: Mutex::new(Session { ssl, fed: 0 }),
-            reader: FiberMutex::new((reader, vec![0u8; READ_CHUNK].into_boxed_slice())),
+            reader: FiberMutex::new((reader, vec![0u8; MAX_FEED].into_boxed_slice())),
             writer: FiberMutex::new(writer),
         });
         Ok((
