@@ -10,9 +10,7 @@ use std::io::{Read, Write};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::trusting;
-use moria_crypto::{Identity, TlsAcceptor};
-use moria_runtime::net::TcpListener;
+use common::fiber_tls_setup;
 use moria_runtime::{spawn, Runtime};
 
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
@@ -26,12 +24,7 @@ fn read_within_waits_reads_and_ends() {
 }
 
 fn run() {
-    let acceptor = TlsAcceptor::builder(Identity::self_signed(&["localhost"]).unwrap())
-        .build()
-        .unwrap();
-    let connector = trusting(&acceptor.certificate_pem().unwrap());
-    let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
+    let (acceptor, connector, mut listener, addr) = fiber_tls_setup();
     // The client sends nothing until the server's first wait is over, so that wait is empty.
     let (go_tx, go_rx) = mpsc::channel::<()>();
 

@@ -8,9 +8,9 @@ mod common;
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use common::{pattern, trusting};
-use moria_crypto::{hash, Digest, Hasher, Identity, TlsAcceptor, TlsReader, TlsWriter};
-use moria_runtime::net::{TcpListener, TcpStream};
+use common::{fiber_tls_setup, pattern};
+use moria_crypto::{hash, Digest, Hasher, TlsReader, TlsWriter};
+use moria_runtime::net::TcpStream;
 use moria_runtime::{spawn, Runtime};
 
 const PAYLOAD_LEN: usize = 16 << 20;
@@ -69,12 +69,7 @@ fn both_halves_move_16_mib_each_way_at_once() {
 }
 
 fn run() {
-    let acceptor = TlsAcceptor::builder(Identity::self_signed(&["localhost"]).unwrap())
-        .build()
-        .unwrap();
-    let connector = trusting(&acceptor.certificate_pem().unwrap());
-    let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
+    let (acceptor, connector, mut listener, addr) = fiber_tls_setup();
     let to_client = pattern(PAYLOAD_LEN, 1);
     let to_server = pattern(PAYLOAD_LEN, 2);
     let (want_at_client, want_at_server) = (

@@ -70,6 +70,23 @@ pub fn echo_server(
     (addr, handle)
 }
 
+/// A self-signed acceptor for `localhost`, a connector trusting it, and a runtime listener on
+/// 127.0.0.1:0 with its address (for tests whose server runs in fibers).
+pub fn fiber_tls_setup() -> (
+    TlsAcceptor,
+    TlsConnector,
+    moria_runtime::net::TcpListener,
+    SocketAddr,
+) {
+    let acceptor = TlsAcceptor::builder(Identity::self_signed(&["localhost"]).unwrap())
+        .build()
+        .unwrap();
+    let connector = trusting(&acceptor.certificate_pem().unwrap());
+    let listener = moria_runtime::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    (acceptor, connector, listener, addr)
+}
+
 /// A connector that trusts exactly the system roots plus `pem`.
 pub fn trusting(pem: &[u8]) -> TlsConnector {
     TlsConnector::builder()
