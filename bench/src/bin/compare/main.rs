@@ -5,9 +5,10 @@
 //!
 //! `bench/compare.sh [--quick] [--scenario NAME]…` builds the servers in release and runs this.
 //! Servers and load generator are pinned to different CPUs (when there are two or more), get
-//! the same number of workers, are warmed up, and take turns run by run; each figure is the
-//! median of `--runs`. Prints one markdown table of Moria's ratio to each peer (and one of
-//! memory per idle connection) and writes the raw results as JSON under `target/bench/`.
+//! the same number of workers, are warmed up, and take turns run by run (in alternating
+//! order); each figure is the median of `--runs`. Prints one markdown table of Moria's ratio to
+//! each peer (and one of memory per idle connection) and writes the raw results as JSON under
+//! `target/bench/`.
 //! `compare --syscalls` (`bench/syscalls.sh`) counts syscalls per request instead.
 //!
 //! | module | what lives there |
@@ -178,7 +179,13 @@ fn run_scenario(
         }
     }
     for i in 0..runs {
-        for (res, running) in servers.iter_mut() {
+        // Turns alternate in order (A B, B A, ...) so a drift of the machine's load during the
+        // scenario does not always favour the server that goes first.
+        let turn: Box<dyn Iterator<Item = _>> = match i % 2 {
+            0 => Box::new(servers.iter_mut()),
+            _ => Box::new(servers.iter_mut().rev()),
+        };
+        for (res, running) in turn {
             let Some(r) = running.as_ref().filter(|_| res.refused.is_none()) else {
                 continue;
             };
