@@ -6,7 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use moria_runtime::net::{ParkingLot, Wake};
+use moria_runtime::net::{Parkable, ParkingLot, Wake};
 use moria_runtime::Runtime;
 
 /// How long a test waits for a wake-up before failing (a bound, never a synchronisation).
@@ -16,11 +16,27 @@ const WAIT: Duration = Duration::from_secs(20);
 struct Item {
     id: usize,
     sock: UnixStream,
+    registered: bool,
+}
+
+/// A new socket's item.
+fn item(id: usize, sock: UnixStream) -> Item {
+    Item {
+        id,
+        sock,
+        registered: false,
+    }
 }
 
 impl AsRawFd for Item {
     fn as_raw_fd(&self) -> RawFd {
         self.sock.as_raw_fd()
+    }
+}
+
+impl Parkable for Item {
+    fn registered(&mut self) -> &mut bool {
+        &mut self.registered
     }
 }
 
@@ -42,7 +58,7 @@ fn bytes_wake_exactly_the_socket_they_arrive_on() {
     let mut peers = Vec::new();
     for id in 0..50 {
         let (sock, peer) = UnixStream::pair().unwrap();
-        lot.park(Item { id, sock }, None);
+        lot.park(item(id, sock), None);
         peers.push(peer);
     }
     assert_eq!(lot.parked(), 50);
@@ -76,11 +92,11 @@ fn bytes_already_there_and_a_hang_up_both_wake() {
     let (lot, rx) = lot();
     let (sock, mut peer) = UnixStream::pair().unwrap();
     peer.write_all(b"early").unwrap();
-    lot.park(Item { id: 1, sock }, None);
+    lot.park(item(1, sock), None);
     assert_eq!(next(&rx).1, Wake::Readable);
 
     let (sock, peer) = UnixStream::pair().unwrap();
-    lot.park(Item { id: 2, sock }, None);
+    lot.park(item(2, sock), None);
     drop(peer);
     let (mut item, why) = next(&rx);
     assert_eq!((item.id, why), (2, Wake::Readable));
@@ -91,31 +107,58 @@ fn bytes_already_there_and_a_hang_up_both_wake() {
 fn one_socket_parks_a_thousand_times_and_every_byte_wakes_it() {
     let (lot, rx) = lot();
     let (sock, mut peer) = UnixStream::pair().unwrap();
-    let mut item = Item { id: 0, sock };
+    let mut parked = item(0, sock);
     for round in 0..1000u32 {
-        lot.park(item, None);
+        lot.park(parked, None);
         peer.write_all(&round.to_le_bytes()).unwrap();
         let (back, why) = next(&rx);
         assert_eq!(why, Wake::Readable);
-        item = back;
+        parked = back;
         let mut got = [0u8; 4];
-        item.sock.read_exact(&mut got).unwrap();
+        parked.sock.read_exact(&mut got).unwrap();
         assert_eq!(u32::from_le_bytes(got), round);
     }
+    assert_eq!(lot.registration_retries(), 0, "one epoll_ctl per park");
 }
 
 #[test]
 fn a_reused_descriptor_number_parks_like_a_new_one() {
     let (lot, rx) = lot();
+    let mut numbers = Vec::new();
     for id in 0..20 {
         let (sock, mut peer) = UnixStream::pair().unwrap();
-        lot.park(Item { id, sock }, None);
+        numbers.push(sock.as_raw_fd());
+        lot.park(item(id, sock), None);
         peer.write_all(b"x").unwrap();
-        let (item, why) = next(&rx);
-        assert_eq!((item.id, why), (id, Wake::Readable));
-        // Closing drops the registration; the next pair likely gets the same numbers.
-        drop(item);
+        let (back, why) = next(&rx);
+        assert_eq!((back.id, why), (id, Wake::Readable));
+        // Closing drops the registration; the next pair gets the same numbers, unless another
+        // test of this binary took them meanwhile.
+        drop(back);
     }
+    numbers.sort_unstable();
+    numbers.dedup();
+    assert!(numbers.len() < 20, "no descriptor number was reused");
+    // A reused number is a new socket: `ADD` at once, never a `MOD` failing first.
+    assert_eq!(lot.registration_retries(), 0);
+}
+
+#[test]
+fn a_socket_moved_to_another_lot_costs_one_retry_and_still_wakes() {
+    let (first, rx_first) = lot();
+    let (second, rx_second) = lot();
+    let (sock, mut peer) = UnixStream::pair().unwrap();
+    first.park(item(7, sock), None);
+    peer.write_all(b"a").unwrap();
+    let (mut back, why) = next(&rx_first);
+    assert_eq!(why, Wake::Readable);
+    back.sock.read_exact(&mut [0u8; 1]).unwrap();
+    // Flagged as registered, but not with this lot's epoll: the `MOD` fails, the `ADD` works.
+    second.park(back, None);
+    peer.write_all(b"b").unwrap();
+    assert_eq!(next(&rx_second).1, Wake::Readable);
+    assert_eq!(first.registration_retries(), 0);
+    assert_eq!(second.registration_retries(), 1);
 }
 
 #[test]
@@ -124,8 +167,8 @@ fn a_deadline_wakes_a_quiet_socket_not_before_it_passes() {
     let (quiet, _quiet_peer) = UnixStream::pair().unwrap();
     let (late, _late_peer) = UnixStream::pair().unwrap();
     let deadline = Instant::now() + Duration::from_millis(150);
-    lot.park(Item { id: 1, sock: late }, None);
-    lot.park(Item { id: 2, sock: quiet }, Some(deadline));
+    lot.park(item(1, late), None);
+    lot.park(item(2, quiet), Some(deadline));
     let (item, why) = next(&rx);
     assert_eq!((item.id, why), (2, Wake::TimedOut));
     assert!(Instant::now() >= deadline, "woken before its deadline");

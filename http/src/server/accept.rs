@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use moria_crypto::{TlsAcceptor, TlsStream};
 use moria_runtime::fiber::Builder as FiberBuilder;
-use moria_runtime::net::{TcpListener, TcpStream, Wake};
+use moria_runtime::net::{Parkable, TcpListener, TcpStream, Wake};
 use moria_runtime::ShutdownToken;
 
 use super::refuse::refuse;
@@ -59,6 +59,12 @@ impl AsRawFd for Connection {
             Io::Plain(stream) => stream.as_raw_fd(),
             Io::Tls(tls) => tls.0.get_ref().as_raw_fd(),
         }
+    }
+}
+
+impl Parkable for Connection {
+    fn registered(&mut self) -> &mut bool {
+        &mut self.carry.in_lot
     }
 }
 

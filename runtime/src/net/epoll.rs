@@ -15,6 +15,15 @@ pub(crate) type Event = libc::epoll_event;
 /// An empty event, to size a buffer for [`Epoll::poll`].
 pub(crate) const NO_EVENT: Event = libc::epoll_event { events: 0, u64: 0 };
 
+/// Whether [`Epoll::arm_oneshot_read`]'s first call was the right one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Guess {
+    /// One `epoll_ctl`.
+    Right,
+    /// The first call failed (`ENOENT` or `EEXIST`) and the other one was needed.
+    Wrong,
+}
+
 impl Epoll {
     /// A new epoll instance (close-on-exec).
     pub(crate) fn new() -> io::Result<Epoll> {
@@ -33,16 +42,17 @@ impl Epoll {
     /// registration when `known`, adds it otherwise, and falls back to the other call when the
     /// guess was wrong (a descriptor number closed and reused, or registered by another owner).
     /// Readiness that is already there is reported at once.
-    pub(crate) fn arm_oneshot_read(&self, fd: RawFd, data: u64, known: bool) -> io::Result<()> {
+    pub(crate) fn arm_oneshot_read(&self, fd: RawFd, data: u64, known: bool) -> io::Result<Guess> {
         let (first, second) = match known {
             true => (libc::EPOLL_CTL_MOD, libc::EPOLL_CTL_ADD),
             false => (libc::EPOLL_CTL_ADD, libc::EPOLL_CTL_MOD),
         };
         match self.ctl(first, fd, data) {
+            Ok(()) => Ok(Guess::Right),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EEXIST)) => {
-                self.ctl(second, fd, data)
+                self.ctl(second, fd, data).map(|()| Guess::Wrong)
             }
-            other => other,
+            Err(e) => Err(e),
         }
     }
 

@@ -13,10 +13,14 @@
 //! - One shard per worker. A shard is an epoll instance of its own, registered with the engine
 //!   like a socket, and one fiber waiting on it; a socket always goes to shard `fd % shards`.
 //! - Parking arms the socket in its shard for one readability report (`EPOLLONESHOT`) with one
-//!   `epoll_ctl`: `MOD` when the descriptor number was registered before, `ADD` the first time.
-//!   The call reports bytes that arrived before it, so no wake-up is lost between the owner's
-//!   last read and the park, and the owner never needs a speculative read that finds nothing.
-//!   Closing a socket drops its registration in the kernel: nothing is ever deregistered.
+//!   `epoll_ctl`: `ADD` the first time, `MOD` after. Whether the socket was registered before
+//!   is a flag the parked state carries ([`Parkable::registered`]), so it goes with the socket:
+//!   a descriptor number closed and reused by a new connection starts again with `ADD` (a flag
+//!   per number, as kept before, made that first park a `MOD` failing with `ENOENT`, then an
+//!   `ADD`). The call reports bytes that arrived before it, so no wake-up is lost between the
+//!   owner's last read and the park, and the owner never needs a speculative read that finds
+//!   nothing. Closing a socket drops its registration in the kernel: nothing is ever
+//!   deregistered.
 //! - Deadlines sit in an ordered set per shard. The shard's fiber arms one engine timer for the
 //!   earliest, rounded up by [`DEADLINE_TICK`], and keeps it while it still fires in time, so a
 //!   busy lot arms a handful of timers per second, not one per park. A deadline is honoured
@@ -34,7 +38,7 @@
 
 use std::collections::BTreeSet;
 use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -42,7 +46,7 @@ use std::time::{Duration, Instant};
 use may::io::{CoIo, WaitIo};
 use parking_lot::Mutex;
 
-use super::epoll::{Epoll, Event, NO_EVENT};
+use super::epoll::{Epoll, Event, Guess, NO_EVENT};
 use crate::fiber::Builder as FiberBuilder;
 use crate::{config, engine, stats, wake_timer};
 
@@ -65,9 +69,16 @@ const EVENTS: usize = 256;
 
 type WakeFn<T> = dyn Fn(T, Wake) + Send + Sync;
 
+/// What a [`ParkingLot`] holds: the state of a socket's owner, carrying one flag for the lot.
+pub trait Parkable: AsRawFd + Send + 'static {
+    /// The lot's flag, `false` for a new socket: whether a lot has registered this socket with
+    /// its epoll (the lot sets it; the owner only stores it, next to the socket).
+    fn registered(&mut self) -> &mut bool;
+}
+
 /// Sockets (with their owners' state `T`) waiting for readability without a fiber; see the
 /// module docs. Dropping the lot closes it.
-pub struct ParkingLot<T: AsRawFd + Send + 'static> {
+pub struct ParkingLot<T: Parkable> {
     lot: Arc<Lot<T>>,
 }
 
@@ -76,6 +87,8 @@ struct Lot<T> {
     wake: Box<WakeFn<T>>,
     closed: AtomicBool,
     parked: AtomicUsize,
+    /// Parks whose first `epoll_ctl` guessed the registration wrong and needed a second.
+    retries: AtomicUsize,
 }
 
 struct Shard<T> {
@@ -89,8 +102,6 @@ struct State<T> {
     slots: Vec<Slot<T>>,
     free: Vec<u32>,
     deadlines: BTreeSet<(Instant, u64)>,
-    /// Descriptor numbers registered with this shard's epoll at some point (a bit per fd).
-    known: Vec<u64>,
     /// When the shard's timer fires, if one is armed.
     timer_at: Option<Instant>,
 }
@@ -100,7 +111,7 @@ struct Slot<T> {
     entry: Option<(T, Option<Instant>)>,
 }
 
-impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
+impl<T: Parkable> ParkingLot<T> {
     /// A lot with one shard (and one waiting fiber) per worker; `wake` gets each socket back.
     pub fn new(wake: impl Fn(T, Wake) + Send + Sync + 'static) -> io::Result<Self> {
         engine::ensure();
@@ -113,7 +124,6 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
                         slots: Vec::new(),
                         free: Vec::new(),
                         deadlines: BTreeSet::new(),
-                        known: Vec::new(),
                         timer_at: None,
                     }),
                 })
@@ -124,6 +134,7 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
             wake: Box::new(wake),
             closed: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
+            retries: AtomicUsize::new(0),
         });
         for index in 0..lot.shards.len() {
             let lot = Arc::clone(&lot);
@@ -136,11 +147,13 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
 
     /// Parks `item` until its socket is readable, `deadline` passes (`None`: never) or the lot
     /// closes. Its owner's fiber may finish right after this returns.
-    pub fn park(&self, item: T, deadline: Option<Instant>) {
+    pub fn park(&self, mut item: T, deadline: Option<Instant>) {
         let lot = &*self.lot;
         let fd = item.as_raw_fd();
         let shard = &lot.shards[fd as usize % lot.shards.len()];
-        let (key, known, wake_shard) = {
+        // Set while the item is still ours: once armed, the shard's fiber may hand it on.
+        let known = std::mem::replace(item.registered(), true);
+        let (key, wake_shard) = {
             let mut st = shard.state.lock();
             if lot.closed.load(Ordering::Acquire) {
                 drop(st);
@@ -150,13 +163,15 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
             // A deadline earlier than the shard's timer (or none armed) needs the shard's fiber.
             let sooner =
                 deadline.is_some_and(|d| st.timer_at.is_none_or(|t| d + DEADLINE_TICK < t));
-            (key, st.is_known(fd), sooner)
+            (key, sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
         stats::SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
         match shard.epoll.inner().arm_oneshot_read(fd, key, known) {
-            Ok(()) if !known => shard.state.lock().set_known(fd),
-            Ok(()) => {}
+            Ok(Guess::Right) => {}
+            Ok(Guess::Wrong) => {
+                lot.retries.fetch_add(1, Ordering::Relaxed);
+            }
             Err(e) => {
                 log::debug!("cannot park fd {fd}: {e}; resuming it at once");
                 let entry = shard.state.lock().take(key);
@@ -177,6 +192,13 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
         self.lot.parked.load(Ordering::Relaxed)
     }
 
+    /// Parks that took a second `epoll_ctl` because the first guessed the socket's
+    /// registration wrong (a socket parked before in another lot, or one a failed park left
+    /// flagged): none for sockets that park only here.
+    pub fn registration_retries(&self) -> usize {
+        self.lot.retries.load(Ordering::Relaxed)
+    }
+
     /// Wakes every parked socket with [`Wake::Closed`]; later parks get it at once.
     pub fn close(&self) {
         self.lot.closed.store(true, Ordering::Release);
@@ -186,13 +208,13 @@ impl<T: AsRawFd + Send + 'static> ParkingLot<T> {
     }
 }
 
-impl<T: AsRawFd + Send + 'static> Drop for ParkingLot<T> {
+impl<T: Parkable> Drop for ParkingLot<T> {
     fn drop(&mut self) {
         self.close();
     }
 }
 
-impl<T: AsRawFd + Send + 'static> std::fmt::Debug for ParkingLot<T> {
+impl<T: Parkable> std::fmt::Debug for ParkingLot<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ParkingLot")
             .field("shards", &self.lot.shards.len())
@@ -210,7 +232,7 @@ impl<T> Lot<T> {
 
 /// A shard's fiber: collects readable sockets, expired deadlines and, once the lot closes,
 /// everything; hands each to the wake function outside the lock; waits for more.
-fn run_shard<T: AsRawFd + Send + 'static>(lot: &Lot<T>, index: usize) {
+fn run_shard<T: Parkable>(lot: &Lot<T>, index: usize) {
     let shard = &lot.shards[index];
     let mut events: Vec<Event> = vec![NO_EVENT; EVENTS];
     let mut woken: Vec<(T, Wake)> = Vec::new();
@@ -328,20 +350,5 @@ impl<T> State<T> {
                 out.push((item, Wake::Closed));
             }
         }
-    }
-
-    fn is_known(&self, fd: RawFd) -> bool {
-        let fd = fd as usize;
-        self.known
-            .get(fd / 64)
-            .is_some_and(|word| word & (1 << (fd % 64)) != 0)
-    }
-
-    fn set_known(&mut self, fd: RawFd) {
-        let fd = fd as usize;
-        if self.known.len() <= fd / 64 {
-            self.known.resize(fd / 64 + 1, 0);
-        }
-        self.known[fd / 64] |= 1 << (fd % 64);
     }
 }
