@@ -40,8 +40,8 @@ impl Epoll {
 
     /// Arms `fd` for one readability report carrying `data` (`EPOLLONESHOT`): modifies its
     /// registration when `known`, adds it otherwise, and falls back to the other call when the
-    /// guess was wrong (a descriptor number closed and reused, or registered by another owner).
-    /// Readiness that is already there is reported at once.
+    /// guess was wrong (the socket was registered with another epoll, or a failed call left the
+    /// flag wrong). Readiness that is already there is reported at once.
     pub(crate) fn arm_oneshot_read(&self, fd: RawFd, data: u64, known: bool) -> io::Result<Guess> {
         let (first, second) = match known {
             true => (libc::EPOLL_CTL_MOD, libc::EPOLL_CTL_ADD),

@@ -8,7 +8,7 @@
 //! | [`UnixListener`], [`UnixStream`] | `unix.rs` |
 //! | accept loop with deadline and shutdown token | `accept.rs` |
 //! | readiness waits with deadline and shutdown token, [`writable_now`] | `ready.rs` |
-//! | [`ParkingLot`] (and what it holds, [`Parkable`]): sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
+//! | [`ParkingLot`], [`Parkable`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
 //! | [`spare_port`]: a loopback port for a child process to listen on | `port.rs` |
 //! | socket timeouts handed to the engine only when a call waits, [`send_now`] | `timeouts.rs` |
 

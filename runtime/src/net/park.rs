@@ -16,7 +16,7 @@
 //!   `epoll_ctl`: `ADD` the first time, `MOD` after. Whether the socket was registered before
 //!   is a flag the parked state carries ([`Parkable::registered`]), so it goes with the socket:
 //!   a descriptor number closed and reused by a new connection starts again with `ADD` (a flag
-//!   per number, as kept before, made that first park a `MOD` failing with `ENOENT`, then an
+//!   per descriptor number would make that first park a `MOD` failing with `ENOENT`, then an
 //!   `ADD`). The call reports bytes that arrived before it, so no wake-up is lost between the
 //!   owner's last read and the park, and the owner never needs a speculative read that finds
 //!   nothing. Closing a socket drops its registration in the kernel: nothing is ever
@@ -151,19 +151,19 @@ impl<T: Parkable> ParkingLot<T> {
         let lot = &*self.lot;
         let fd = item.as_raw_fd();
         let shard = &lot.shards[fd as usize % lot.shards.len()];
-        // Set while the item is still ours: once armed, the shard's fiber may hand it on.
-        let known = std::mem::replace(item.registered(), true);
-        let (key, wake_shard) = {
+        let (key, known, wake_shard) = {
             let mut st = shard.state.lock();
             if lot.closed.load(Ordering::Acquire) {
                 drop(st);
                 return (lot.wake)(item, Wake::Closed);
             }
+            // Set while the item is still ours: once armed, the shard's fiber may hand it on.
+            let known = std::mem::replace(item.registered(), true);
             let key = st.insert(item, deadline);
             // A deadline earlier than the shard's timer (or none armed) needs the shard's fiber.
             let sooner =
                 deadline.is_some_and(|d| st.timer_at.is_none_or(|t| d + DEADLINE_TICK < t));
-            (key, sooner)
+            (key, known, sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
         stats::SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
