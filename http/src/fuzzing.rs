@@ -2,11 +2,11 @@
 //! `fuzz_h1` (feature `fuzzing`, hidden from the docs, no stability promise).
 //!
 //! [`parse_request`] runs the code the connection loop runs on a request head, in the same
-//! order: the incremental scan (`h1/decode/scan.rs`) over a buffer that grows as reads arrive,
-//! the strict parse (`h1/decode/request.rs`), and the path decoding. Nothing here is a second
-//! implementation.
+//! order: `take_head` (`h1/decode/request.rs`: the one-pass parse of a head that arrived whole,
+//! else the incremental scan and the strict parse) over a buffer that grows as reads arrive,
+//! then the path decoding. Nothing here is a second implementation.
 
-use crate::h1::{parse_head, Head, HeadScan};
+use crate::h1::{take_head, Head, HeadScan};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
@@ -54,10 +54,11 @@ pub fn parse_request(
 ) -> Result<Option<ParsedHead>, Failure> {
     let step = if step == 0 { buf.len().max(1) } else { step };
     let mut scan = HeadScan::default();
+    let mut head = Head::default();
     let mut filled = 0;
     let bounds = loop {
         filled = (filled + step).min(buf.len());
-        if let Some(b) = scan.scan(&buf[..filled], limits)? {
+        if let Some(b) = take_head(&mut scan, &buf[..filled], limits, &mut head)? {
             break b;
         }
         if filled == buf.len() {
@@ -65,8 +66,6 @@ pub fn parse_request(
         }
     };
     let raw = &buf[..bounds.end];
-    let mut head = Head::default();
-    parse_head(raw, bounds.start, limits, &mut head)?;
     let path = head.path.get(raw);
     let decoded_path = match head.path_escaped {
         false => None,

@@ -21,7 +21,7 @@ mod encode;
 mod role;
 
 #[cfg(feature = "fuzzing")]
-pub(crate) use decode::{parse_head, HeadScan};
+pub(crate) use decode::{take_head, HeadScan};
 pub(crate) use decode::{BodyDecoder, BodyFault, BodyFraming, Head, ResponseHead};
 pub use decode::{Failure, Framing, Violation};
 pub(crate) use encode::{encode_request, is_framing_field, Length};

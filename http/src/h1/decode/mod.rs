@@ -18,6 +18,6 @@ pub use response::Violation;
 
 pub(crate) use body::{BodyDecoder, BodyFault};
 pub(crate) use framing::BodyFraming;
-pub(crate) use request::{parse_head, Head};
+pub(crate) use request::{take_head, Head};
 pub(crate) use response::{parse_response, ResponseHead};
 pub(crate) use scan::{HeadBounds, HeadScan};

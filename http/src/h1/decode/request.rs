@@ -12,6 +12,7 @@ use moria_streams::http_grammar::{alnum_plus, TCHAR};
 use super::failure::Failure;
 use super::fields::{at, line_end, parse_field, skip, unexpected, Span};
 use super::framing::{Declared, Framing, FramingFields};
+use super::scan::{HeadBounds, HeadScan};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
 
@@ -74,13 +75,49 @@ static TARGET: [bool; 256] = {
 /// Characters an authority (Host) may hold: unreserved, sub-delims, ':', '[', ']', '%'.
 static HOST: [bool; 256] = alnum_plus(b"-._~!$&'()*+,;=:[]%");
 
-/// Parses the complete head `buf[start..]` (the scanner found its end) into `head`.
+/// The request head at the start of `buf`, parsed into `head`: `Ok(Some)` with its bounds once
+/// it is complete, `Ok(None)` while bytes are missing, `Err` with the failure to answer.
+///
+/// One pass over a head that arrived whole (the common case): the parser runs first, on
+/// everything buffered, and its result stands when the head's empty line lies inside `buf` —
+/// the parser's grammar lets no LF into a line before that line's end, so it stops where the
+/// scanner would. Otherwise (bytes still missing, or a head the parser refuses) the scanner
+/// finds the end, counting limits as the head grows, and the parser runs on exactly the head,
+/// so every failure is the one the scanned path gives. The early parse runs once per head
+/// (`scan` is no longer fresh after it), so a head trickling in still costs linear time.
+pub(crate) fn take_head(
+    scan: &mut HeadScan,
+    buf: &[u8],
+    limits: &Limits,
+    head: &mut Head,
+) -> Result<Option<HeadBounds>, Failure> {
+    // Tolerated empty lines before the request line are the scanner's to skip.
+    let plain_start = !matches!(buf.first(), None | Some(b'\r' | b'\n'));
+    if plain_start && scan.is_fresh() {
+        if let Ok(end) = parse_head(buf, 0, limits, head) {
+            if end <= buf.len() && end <= limits.max_head {
+                return Ok(Some(HeadBounds { start: 0, end }));
+            }
+        }
+    }
+    let Some(bounds) = scan.scan(buf, limits)? else {
+        return Ok(None);
+    };
+    scan.reset();
+    parse_head(&buf[..bounds.end], bounds.start, limits, head)?;
+    Ok(Some(bounds))
+}
+
+/// Parses the head at `buf[start..]` into `head` and returns where it ends: the index after
+/// its empty line. Past the end of `buf` the parser reads LF (see [`at`]), so on a buffer the
+/// head does not fit in it returns an end beyond `buf.len()` (or a failure); on a complete
+/// head, its exact end.
 pub(crate) fn parse_head(
     buf: &[u8],
     start: usize,
     limits: &Limits,
     head: &mut Head,
-) -> Result<(), Failure> {
+) -> Result<usize, Failure> {
     head.fields.clear();
     head.query = None;
     head.expect_continue = false;
@@ -88,9 +125,9 @@ pub(crate) fn parse_head(
 
     let mut framing = FramingFields::default();
     let mut hosts = 0usize;
-    loop {
-        if line_end(buf, pos).is_some() {
-            break;
+    let end = loop {
+        if let Some(end) = line_end(buf, pos) {
+            break end;
         }
         let (name, value, next) = parse_field(buf, pos)?;
         pos = next;
@@ -121,14 +158,14 @@ pub(crate) fn parse_head(
             }
             _ => framing.note(n, v)?,
         }
-    }
+    };
 
     if head.version == Version::Http11 && hosts == 0 {
         return Err(Failure::MissingHost);
     }
     head.keep_alive = framing.persistent(head.version);
     head.framing = request_framing(head.version, &framing, limits)?;
-    Ok(())
+    Ok(end)
 }
 
 /// The request body framing of RFC 9112 §6.3 (rules 1 and 2 concern responses).

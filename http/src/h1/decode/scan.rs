@@ -31,6 +31,12 @@ impl HeadScan {
         self.line_end = None;
     }
 
+    /// Whether no scan has looked at this head yet. A scan of a non-empty buffer that does not
+    /// start with an empty line always leaves it false (it notes a line end or a position).
+    pub(crate) fn is_fresh(&self) -> bool {
+        self.pos == 0 && self.line_end.is_none()
+    }
+
     /// Looks for a complete head at the start of `buf`: `Ok(Some)` when complete, `Ok(None)`
     /// when more bytes are needed, `Err` when a limit is already broken.
     pub(crate) fn scan(

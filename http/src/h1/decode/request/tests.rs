@@ -3,13 +3,33 @@
 use super::*;
 use crate::h1::decode::scan::HeadScan;
 
+/// The head as the connection gets it ([`take_head`] over the whole input, the one-pass path
+/// where it applies), checked against the scanned path (scan, then parse exactly the head).
 fn parse_with(raw: &[u8], limits: &Limits) -> Result<Head, Failure> {
+    let mut head = Head::default();
+    let taken = take_head(&mut HeadScan::default(), raw, limits, &mut head)
+        .map(|b| b.expect("complete head"));
+    let scanned = scanned(raw, limits);
+    match (&taken, &scanned) {
+        (Ok(a), Ok((b, h))) => {
+            assert_eq!(a, b, "bounds");
+            assert_eq!(format!("{head:?}"), format!("{h:?}"), "heads");
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "failures"),
+        _ => panic!("one pass gave {taken:?}, the scanned path {scanned:?}"),
+    }
+    taken.map(|_| head)
+}
+
+/// The scanned path alone: the scanner finds the end, the parser reads exactly the head.
+fn scanned(raw: &[u8], limits: &Limits) -> Result<(HeadBounds, Head), Failure> {
     let bounds = HeadScan::default()
         .scan(raw, limits)?
         .expect("complete head");
     let mut head = Head::default();
-    parse_head(&raw[..bounds.end], bounds.start, limits, &mut head)?;
-    Ok(head)
+    let end = parse_head(&raw[..bounds.end], bounds.start, limits, &mut head)?;
+    assert_eq!(end, bounds.end, "the parser ends where the scanner does");
+    Ok((bounds, head))
 }
 
 fn parse(raw: &[u8]) -> Result<Head, Failure> {
@@ -362,18 +382,26 @@ mod fuzz {
 
     fn run(raw: &[u8], limits: &Limits) {
         let mut scan = HeadScan::default();
-        // Feed in two pieces, as a socket would.
+        let mut head = Head::default();
+        // Feed in two pieces, as a socket would, then compare with one read.
         let cut = raw.len() / 2;
-        let _ = scan.scan(&raw[..cut], limits);
-        if let Ok(Some(b)) = scan.scan(raw, limits) {
-            let mut head = Head::default();
-            if parse_head(&raw[..b.end], b.start, limits, &mut head).is_ok() {
-                // Every span of a successful parse lies inside the head.
-                for (n, v) in &head.fields {
-                    assert!(n.end as usize <= b.end && v.end as usize <= b.end);
-                }
-                assert!(head.target.end as usize <= b.end);
+        let first = take_head(&mut scan, &raw[..cut], limits, &mut head);
+        let split = match first {
+            Ok(None) => take_head(&mut scan, raw, limits, &mut head),
+            other => other,
+        };
+        let mut whole_head = Head::default();
+        let whole = take_head(&mut HeadScan::default(), raw, limits, &mut whole_head);
+        assert_eq!(split, whole);
+        if let Ok(Some(_)) = whole {
+            assert_eq!(format!("{head:?}"), format!("{whole_head:?}"));
+        }
+        if let Ok(Some(b)) = whole {
+            // Every span of a successful parse lies inside the head.
+            for (n, v) in &whole_head.fields {
+                assert!(n.end as usize <= b.end && v.end as usize <= b.end);
             }
+            assert!(whole_head.target.end as usize <= b.end);
         }
     }
 

@@ -21,7 +21,7 @@ use moria_runtime::{panic_message, ShutdownToken};
 
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
-use crate::h1::decode::{parse_head, Failure, Framing, Head, HeadBounds, HeadScan};
+use crate::h1::decode::{take_head, Failure, Framing, Head, HeadBounds, HeadScan};
 use crate::handler::Handler;
 use crate::limits::Limits;
 use crate::method::{Method, Version};
@@ -247,7 +247,12 @@ impl Conn {
         loop {
             self.now = now_secs();
             while self.start < self.filled {
-                let bounds = match self.scan.scan(&self.rbuf[self.start..self.filled], limits) {
+                let bounds = match take_head(
+                    &mut self.scan,
+                    &self.rbuf[self.start..self.filled],
+                    limits,
+                    &mut self.head,
+                ) {
                     Ok(Some(b)) => b,
                     Ok(None) => break,
                     Err(f) => return self.fail(io, ctx, f).map(|()| Step::End(Ending::Closed)),
@@ -400,6 +405,8 @@ impl Conn {
         }
     }
 
+    /// Serves the request whose head [`take_head`] parsed into `self.head` (`bounds` are
+    /// relative to `self.start`).
     fn serve_one<T: Transport>(
         &mut self,
         io: &mut T,
@@ -409,16 +416,6 @@ impl Conn {
         let limits = &ctx.cfg.limits;
         let head_start = self.start;
         let head_end = self.start + bounds.end;
-        self.scan.reset();
-        if let Err(f) = parse_head(
-            &self.rbuf[head_start..head_end],
-            bounds.start,
-            limits,
-            &mut self.head,
-        ) {
-            self.fail(io, ctx, f)?;
-            return Ok(Next::Close { linger: false });
-        }
         let decoded = self.head.path_escaped;
         if decoded
             && !decode_path_into(
