@@ -22,7 +22,7 @@
 
 use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, OnceLock, PoisonError};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use may::io::WaitIoWaker;
 
@@ -81,16 +81,33 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Milliseconds since the first call in this process, starting at 1 (0 means "not waiting").
+/// Milliseconds on the monotonic clock (`CLOCK_MONOTONIC`, the clock `Instant` reads), plus one
+/// so that it never reads 0 ("not waiting"). Read directly and converted in 64-bit integers:
+/// `Instant::elapsed` and `Duration::as_millis` (128-bit division) cost three times as much on
+/// a path that runs once per keep-alive wait.
 pub(crate) fn now_ms() -> u64 {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    let ms = EPOCH.get_or_init(Instant::now).elapsed().as_millis();
-    u64::try_from(ms).unwrap_or(u64::MAX - 1) + 1
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec for the call's duration.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t) };
+    // CLOCK_MONOTONIC is always there on Linux; `Instant::now` makes the same call and the
+    // same assumption.
+    debug_assert_eq!(r, 0);
+    let secs = u64::try_from(t.tv_sec).unwrap_or(0);
+    let ms = u64::try_from(t.tv_nsec).unwrap_or(0) / 1_000_000;
+    secs.saturating_mul(1000)
+        .saturating_add(ms)
+        .saturating_add(1)
 }
 
 /// The deadline `within` from now on [`now_ms`]'s clock (rounded up to whole milliseconds).
 pub(crate) fn deadline_after(within: Duration) -> u64 {
-    let ms = u64::try_from(within.as_nanos().div_ceil(1_000_000)).unwrap_or(u64::MAX / 2);
+    let ms = within
+        .as_secs()
+        .saturating_mul(1000)
+        .saturating_add(u64::from(within.subsec_nanos().div_ceil(1_000_000)));
     // One more: the clock counts whole milliseconds, so the first may be nearly over.
     now_ms().saturating_add(ms).saturating_add(1)
 }
@@ -187,6 +204,20 @@ fn sweep(lists: &'static Lists) {
 mod tests {
     use super::*;
     use crate::net::{TcpListener, TcpStream};
+
+    #[test]
+    fn deadlines_round_up_to_whole_milliseconds_and_saturate() {
+        let before = now_ms();
+        assert!(before > 0, "0 means not waiting");
+        // 1.5 ms is 2 whole ones, plus one for the millisecond already begun.
+        let d = deadline_after(Duration::from_micros(1500));
+        assert!(d >= before + 3, "{d} from {before}");
+        assert!(d <= now_ms() + 3, "{d}");
+        let t = now_ms();
+        assert!(deadline_after(Duration::from_millis(7)) >= t + 8);
+        assert_eq!(deadline_after(Duration::MAX), u64::MAX);
+        assert!(now_ms() >= before);
+    }
 
     #[test]
     fn a_wait_armed_while_the_sweeper_sleeps_wakes_it() {
