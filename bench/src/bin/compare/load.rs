@@ -3,7 +3,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -22,6 +22,9 @@ pub struct Measured {
     pub errors: u64,
     /// Responses other than 2xx/3xx (wrk).
     pub non_2xx: u64,
+    /// The load generator's CPU time over the run's wall time and its CPUs (1.0: every load
+    /// CPU busy throughout). Near 1.0 the generator, not the server, sets the pace.
+    pub load_cpu: Option<f64>,
 }
 
 /// How a scenario loads the server.
@@ -123,7 +126,10 @@ impl Generator<'_> {
             }
             Load::Idle { .. } => return Err("idle connections are not a wrk or siege run".into()),
         };
+        let (cpu_before, started) = (children_cpu_seconds(), Instant::now());
         let out = cmd.output().map_err(|e| format!("cannot run: {e}"))?;
+        let busy = (children_cpu_seconds() - cpu_before)
+            / (started.elapsed().as_secs_f64() * self.threads.max(1) as f64);
         let text = String::from_utf8_lossy(&out.stdout);
         if !out.status.success() {
             // timeout(1) exits 124 when it stopped the run, or dies by SIGKILL with it.
@@ -138,12 +144,28 @@ impl Generator<'_> {
                 )
             });
         }
-        if is_wrk {
-            parse_wrk(&text)
+        let mut m = if is_wrk {
+            parse_wrk(&text)?
         } else {
-            parse_siege(&text)
-        }
+            parse_siege(&text)?
+        };
+        m.load_cpu = Some(busy);
+        Ok(m)
     }
+}
+
+/// CPU seconds (user + system) of this process's children that have been waited for: across a
+/// load run, what `timeout`, `taskset` and wrk or siege used (the servers are children too,
+/// but none is waited for until its scenario ends).
+fn children_cpu_seconds() -> f64 {
+    // SAFETY: rusage is plain data; getrusage fills it and reads nothing from it.
+    let usage = unsafe {
+        let mut u: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_CHILDREN, &mut u);
+        u
+    };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// wrk's duration text (`812.00us`, `1.20ms`, `2.01s`, `1.00m`) in milliseconds.
@@ -202,6 +224,7 @@ pub fn parse_siege(text: &str) -> Result<Measured, String> {
         p99_ms: None,
         errors: num("failed_transactions")? as u64,
         non_2xx: 0,
+        load_cpu: None,
     })
 }
 
@@ -238,6 +261,7 @@ Transfer/sec:     12.00MB
                 p99_ms: Some(2500.0),
                 errors: 6,
                 non_2xx: 7,
+                load_cpu: None,
             }
         );
         assert!(parse_wrk("garbage").is_err());

@@ -407,6 +407,11 @@ fn run(args: Args) -> Result<(), String> {
     );
     if !results.is_empty() {
         println!("{}", report::table(&results));
+        println!(
+            "load CPU: the load generator's CPU time over the run's wall time and its CPUs. \
+             Near 100% for both servers, the generator set the pace: the ratio then says that \
+             neither server was the bottleneck, and CPU s per 100k tells them apart.\n"
+        );
     }
     if !memory.is_empty() {
         println!(

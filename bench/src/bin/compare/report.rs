@@ -48,6 +48,7 @@ pub struct Summary {
     p99: Option<f64>,
     errors: u64,
     cpu_per_100k: Option<f64>,
+    load_cpu: Option<f64>,
     rss_mib: f64,
 }
 
@@ -95,6 +96,7 @@ impl ServerResult {
                     .map(|(m, cpu)| cpu / m.requests as f64 * 1e5)
                     .collect(),
             ),
+            load_cpu: median(good.iter().filter_map(|(m, _)| m.load_cpu).collect()),
             rss_mib: self.peak_rss_kib as f64 / 1024.0,
         })
     }
@@ -102,6 +104,20 @@ impl ServerResult {
 
 fn ms(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{v:.2}"))
+}
+
+/// CPU seconds per 100k requests: two decimals, three below 0.1 (pipelined runs cost a few
+/// hundredths, where two decimals would hide a 10% difference).
+fn cpu(v: Option<f64>) -> String {
+    match v {
+        Some(v) if v < 0.1 => format!("{v:.3}"),
+        Some(v) => format!("{v:.2}"),
+        None => "–".into(),
+    }
+}
+
+fn percent(v: Option<f64>) -> String {
+    v.map_or("–".into(), |v| format!("{:.0}%", v * 100.0))
 }
 
 fn rate(s: &Summary, body: Option<u64>) -> String {
@@ -115,8 +131,9 @@ fn rate(s: &Summary, body: Option<u64>) -> String {
 pub fn table(results: &[ScenarioResult]) -> String {
     let mut out = String::from(
         "| scenario | load | peer | Moria req/s | peer req/s | ratio | Moria p50 / p99 ms | \
-         peer p50 / p99 ms | errors M / P | CPU s per 100k M / P | peak RSS MiB M / P |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+         peer p50 / p99 ms | errors M / P | CPU s per 100k M / P | load CPU M / P | \
+         peak RSS MiB M / P |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for r in results {
         let s = &r.scenario;
@@ -130,7 +147,7 @@ pub fn table(results: &[ScenarioResult]) -> String {
             match (&m, &p) {
                 (Ok(m), Ok(p)) => out.push_str(&format!(
                     "{head}| {} | {} | **{:.2}** | {} / {} | {} / {} | {} / {} | {} / {} | \
-                     {:.1} / {:.1} |\n",
+                     {} / {} | {:.1} / {:.1} |\n",
                     rate(m, s.body_bytes),
                     rate(p, s.body_bytes),
                     m.rps / p.rps,
@@ -140,8 +157,10 @@ pub fn table(results: &[ScenarioResult]) -> String {
                     ms(p.p99),
                     m.errors,
                     p.errors,
-                    ms(m.cpu_per_100k),
-                    ms(p.cpu_per_100k),
+                    cpu(m.cpu_per_100k),
+                    cpu(p.cpu_per_100k),
+                    percent(m.load_cpu),
+                    percent(p.load_cpu),
                     m.rss_mib,
                     p.rss_mib,
                 )),
@@ -151,7 +170,7 @@ pub fn table(results: &[ScenarioResult]) -> String {
                         Ok(_) => String::new(),
                     };
                     out.push_str(&format!(
-                        "{head}| no result: {}{}| | | | | | | |\n",
+                        "{head}| no result: {}{}| | | | | | | | |\n",
                         why("Moria", m),
                         why(peer.kind.name(), p)
                     ));
@@ -240,6 +259,7 @@ mod tests {
                         requests: (rps * 10.0) as u64,
                         rps,
                         non_2xx,
+                        load_cpu: Some(rps / 1000.0),
                         ..Measured::default()
                     }),
                     failure: None,
@@ -274,7 +294,8 @@ mod tests {
         };
         let t = table(&[r]);
         assert!(t.contains("| 200 | 100 | **2.00** |"), "{t}");
-        assert!(t.contains("| 2.0 / 2.0 |"), "{t}");
+        // 10 requests per unit of rps, 1 CPU second each run: 1e5 / 2000 and 1e5 / 1000.
+        assert!(t.contains("| 50.00 / 100.00 | 20% / 10% | 2.0 / 2.0 |"), "{t}");
     }
 
     #[test]
