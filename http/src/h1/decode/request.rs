@@ -212,29 +212,42 @@ fn parse_request_line(
     limits: &Limits,
     head: &mut Head,
 ) -> Result<usize, Failure> {
-    let method_end = element(buf, start, &TCHAR, Failure::BadMethod)?;
+    let (method, method_end) = match common_method(buf, start) {
+        Some(known) => known,
+        None => {
+            let end = element(buf, start, &TCHAR, Failure::BadMethod)?;
+            (Method::from_bytes(&buf[start..end]), end)
+        }
+    };
     let t0 = method_end + 1;
     let target = scan_target(buf, t0)?;
     let t_end = target.end;
     let v0 = t_end + 1;
-    // A version is eight bytes: look for the line end right after them before searching.
-    let nl = match buf.get(v0 + VERSION_LEN..v0 + VERSION_LEN + 2) {
-        Some(b"\r\n") => v0 + VERSION_LEN + 1,
-        _ => match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
-            Some(k) => v0 + k,
-            None => return Err(Failure::BadRequestLine),
-        },
+    // The line end, found by one comparison when the version is the usual `HTTP/1.1` CR LF.
+    let (v_end, nl, usual) = match buf.get(v0..v0 + VERSION_LEN + 2) {
+        Some(b"HTTP/1.1\r\n") => (v0 + VERSION_LEN, v0 + VERSION_LEN + 1, true),
+        _ => {
+            let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
+                Some(k) => v0 + k,
+                None => return Err(Failure::BadRequestLine),
+            };
+            let v_end = if nl > v0 && buf[nl - 1] == b'\r' {
+                nl - 1
+            } else {
+                nl
+            };
+            (v_end, nl, false)
+        }
     };
-    let v_end = if nl > v0 && buf[nl - 1] == b'\r' {
-        nl - 1
-    } else {
-        nl
-    };
+    // The limit before the version: a long line is 414 whatever its version says.
     if v_end - start > limits.max_request_line {
         return Err(Failure::RequestLineTooLong);
     }
-    head.version = parse_version(&buf[v0..v_end])?;
-    head.method = Method::from_bytes(&buf[start..method_end]);
+    head.version = match usual {
+        true => Version::Http11,
+        false => parse_version(&buf[v0..v_end])?,
+    };
+    head.method = method;
     head.method_span = Span::new(start, method_end);
     head.target = Span::new(t0, t_end);
     split_target(head.method, &buf[t0..t_end], t0, &target, head)?;
@@ -246,6 +259,21 @@ fn parse_request_line(
         None => false,
     };
     Ok(nl + 1)
+}
+
+/// The four most common methods followed by their SP, recognised by their first bytes
+/// without the token scan: `(method, end of the method)`. `None` for anything else, which the
+/// general path ([`element`] and [`Method::from_bytes`]) then reads, with the same result.
+#[inline]
+fn common_method(buf: &[u8], start: usize) -> Option<(Method, usize)> {
+    let four: [u8; 4] = buf.get(start..start + 4)?.try_into().ok()?;
+    match &four {
+        b"GET " => Some((Method::Get, start + 3)),
+        b"PUT " => Some((Method::Put, start + 3)),
+        b"POST" if at(buf, start + 4) == b' ' => Some((Method::Post, start + 4)),
+        b"HEAD" if at(buf, start + 4) == b' ' => Some((Method::Head, start + 4)),
+        _ => None,
+    }
 }
 
 /// Length of `HTTP/x.y`.

@@ -153,6 +153,55 @@ fn method_must_be_a_token() {
 }
 
 #[test]
+fn common_methods_and_their_look_alikes() {
+    // The four recognised by their first bytes, and names that share those bytes.
+    for (m, want) in [
+        ("GET", Method::Get),
+        ("PUT", Method::Put),
+        ("POST", Method::Post),
+        ("HEAD", Method::Head),
+        ("GETS", Method::Other),
+        ("POSTS", Method::Other),
+        ("HEADER", Method::Other),
+        ("PUTT", Method::Other),
+        ("get", Method::Other),
+    ] {
+        let raw = format!("{m} /x HTTP/1.1\r\nHost: a\r\n\r\n");
+        let h = parse(raw.as_bytes()).unwrap();
+        assert_eq!(h.method, want, "{m}");
+        assert_eq!(field(raw.as_bytes(), &h, "host"), Some(&b"a"[..]), "{m}");
+        assert_eq!(h.method_span.get(raw.as_bytes()), m.as_bytes());
+        assert_eq!(h.path.get(raw.as_bytes()), b"/x");
+    }
+    // Two spaces after a common method are still one too many.
+    assert_eq!(
+        parse(b"GET  / HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadRequestLine
+    );
+}
+
+#[test]
+fn usual_and_other_version_endings() {
+    for (line, version) in [
+        ("GET / HTTP/1.1\r\n", Version::Http11),
+        ("GET / HTTP/1.1\n", Version::Http11),
+        ("GET / HTTP/1.0\r\n", Version::Http10),
+        ("GET / HTTP/1.9\r\n", Version::Http11),
+    ] {
+        let raw = format!("{line}Host: a\r\n\r\n");
+        assert_eq!(parse(raw.as_bytes()).unwrap().version, version, "{line:?}");
+    }
+    assert_eq!(
+        parse(b"GET / HTTP/1.1 \r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BadRequestLine
+    );
+    assert_eq!(
+        parse(b"GET / HTTP/1.1\r\r\nHost: a\r\n\r\n").unwrap_err(),
+        Failure::BareCr
+    );
+}
+
+#[test]
 fn target_rejects_non_ascii_and_controls() {
     assert_eq!(
         parse(b"GET /\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n").unwrap_err(),
