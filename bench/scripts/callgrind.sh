@@ -18,6 +18,8 @@
 # (built here); target/release/peer_minihttp is may_minihttp's.
 # Under valgrind the fileserver resolves paths by canonicalisation on the offload pool
 # (valgrind does not know `openat2`): the same instructions in every build, not in nginx's.
+# CALLGRIND_OPTS adds valgrind options, e.g. `--dump-instr=yes` for bench/scripts/asm_costs.py
+# (instructions per machine instruction of one function).
 set -euo pipefail
 SCHEME=${1:-http}
 REQUESTS=${2:-4000}
@@ -86,7 +88,7 @@ elif [ "$SCHEME" = hello ]; then
 else
   SERVER=("$BIN" --root "$WORK/www" --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1)
 fi
-valgrind --tool=callgrind --callgrind-out-file="$WORK/callgrind.out" "${SERVER[@]}" \
+valgrind --tool=callgrind ${CALLGRIND_OPTS:-} --callgrind-out-file="$WORK/callgrind.out" "${SERVER[@]}" \
   >"$WORK/server.log" 2>&1 &
 PID=$!
 trap 'kill $PID 2>/dev/null || true' EXIT

@@ -295,7 +295,10 @@ mod tests {
         let t = table(&[r]);
         assert!(t.contains("| 200 | 100 | **2.00** |"), "{t}");
         // 10 requests per unit of rps, 1 CPU second each run: 1e5 / 2000 and 1e5 / 1000.
-        assert!(t.contains("| 50.00 / 100.00 | 20% / 10% | 2.0 / 2.0 |"), "{t}");
+        assert!(
+            t.contains("| 50.00 / 100.00 | 20% / 10% | 2.0 / 2.0 |"),
+            "{t}"
+        );
     }
 
     #[test]
