@@ -5,8 +5,8 @@
 
 use std::collections::HashMap;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Arc, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use moria_runtime::fiber::JoinHandle;
@@ -33,21 +33,35 @@ pub(crate) struct ConnState {
     /// How many times the connection has parked: a fiber started before a park must not be
     /// recorded as serving the connection after it.
     epoch: AtomicU64,
-    /// `METHOD target` of the request being handled (for the log line if its fiber dies), as
-    /// the bytes came: made text only when read. A plain lock: held for a copy, never across
-    /// a wait, and only ever contended by the reclaimer after the connection's fiber is gone.
-    route: std::sync::Mutex<Vec<u8>>,
+    /// The first [`ROUTE_KEPT`] bytes of `METHOD target` of the request being handled, for the
+    /// log line if its fiber dies, eight to a word; made text only when read.
+    route: [AtomicU64; ROUTE_KEPT / 8],
+    /// The whole route's length (more than [`ROUTE_KEPT`]: the kept bytes are cut).
+    route_len: AtomicU32,
 }
+
+/// How much of a request's `METHOD target` a connection keeps for the reclaimer (longer ones are
+/// cut, and marked so). Kept inline in words, without a lock: the copy each request makes
+/// touches only the connection's own `ConnState`, with plain stores (a `Mutex<Vec<u8>>` took
+/// two locked operations and wrote an allocation of its own, for the same memory in all). The
+/// connection's own log lines print the whole route from the request.
+const ROUTE_KEPT: usize = 64;
 
 impl ConnState {
     /// A handler starts on `route` (`METHOD target`, as the request line has them: one copy);
     /// `fresh` when no earlier answer is still unsent.
     pub(crate) fn handling(&self, route: &[u8], fresh: bool) {
-        {
-            let mut kept = self.route.lock().unwrap_or_else(PoisonError::into_inner);
-            kept.clear();
-            kept.extend_from_slice(route);
+        let kept = &route[..route.len().min(ROUTE_KEPT)];
+        for (word, chunk) in self.route.iter().zip(kept.chunks(8)) {
+            let mut bytes = [0u8; 8];
+            bytes[..chunk.len()].copy_from_slice(chunk);
+            word.store(u64::from_le_bytes(bytes), Ordering::Relaxed);
         }
+        self.route_len.store(
+            u32::try_from(route.len()).unwrap_or(u32::MAX),
+            Ordering::Relaxed,
+        );
+        // The phase is stored last, with release: whoever reads it (acquire) sees the route.
         let phase = if fresh {
             PHASE_HANDLING_FRESH
         } else {
@@ -66,15 +80,24 @@ impl ConnState {
         self.phase.store(PHASE_BETWEEN, Ordering::Release);
     }
 
-    /// The route of the current request, or `-` between requests.
+    /// The route of the current request (its first [`ROUTE_KEPT`] bytes, then `…` if it was
+    /// longer), or `-` between requests.
     pub(crate) fn route(&self) -> String {
-        match self.phase.load(Ordering::Acquire) {
-            PHASE_BETWEEN => "-".to_string(),
-            _ => {
-                String::from_utf8_lossy(&self.route.lock().unwrap_or_else(PoisonError::into_inner))
-                    .into_owned()
-            }
+        if self.phase.load(Ordering::Acquire) == PHASE_BETWEEN {
+            return "-".to_string();
         }
+        let len = self.route_len.load(Ordering::Relaxed) as usize;
+        let mut bytes: Vec<u8> = self
+            .route
+            .iter()
+            .flat_map(|w| w.load(Ordering::Relaxed).to_le_bytes())
+            .collect();
+        bytes.truncate(len.min(ROUTE_KEPT));
+        let mut text = String::from_utf8_lossy(&bytes).into_owned();
+        if len > ROUTE_KEPT {
+            text.push('…');
+        }
+        text
     }
 }
 
@@ -307,5 +330,29 @@ impl Drop for Registration {
         self.tracker.entries.lock().remove(&self.id);
         self.tracker.live.done();
         self.tracker.slots.release();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_route_is_kept_whole_up_to_its_limit_then_cut_and_marked() {
+        let state = ConnState::default();
+        assert_eq!(state.route(), "-");
+        state.handling(b"GET /a?b=c", true);
+        assert_eq!(state.route(), "GET /a?b=c");
+        let exact = format!("GET /{}", "x".repeat(ROUTE_KEPT - 5));
+        state.handling(exact.as_bytes(), false);
+        assert_eq!(state.route(), exact);
+        // A shorter route after a longer one shows none of the longer one's bytes.
+        state.handling(b"PUT /", false);
+        assert_eq!(state.route(), "PUT /");
+        let long = format!("POST /{}", "y".repeat(200));
+        state.handling(long.as_bytes(), false);
+        assert_eq!(state.route(), format!("{}…", &long[..ROUTE_KEPT]));
+        state.between();
+        assert_eq!(state.route(), "-");
     }
 }

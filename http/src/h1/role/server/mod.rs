@@ -482,7 +482,8 @@ impl Conn {
         match result {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                log::error!("{} {}: handler error: {e}", ctx.peer, ctx.state.route());
+                let route = self.route(head_start, head_end);
+                log::error!("{} {route}: handler error: {e}", ctx.peer);
                 respond_error(&mut self.res, 500);
             }
             Err(payload) => {
@@ -490,7 +491,7 @@ impl Conn {
                 log::error!(
                     "{} {}: handler panicked: {}",
                     ctx.peer,
-                    ctx.state.route(),
+                    self.route(head_start, head_end),
                     panic_message(&*payload)
                 );
                 respond_error(&mut self.res, 500);
@@ -500,7 +501,7 @@ impl Conn {
             log::error!(
                 "{} {}: invalid response: {why}",
                 ctx.peer,
-                ctx.state.route()
+                self.route(head_start, head_end)
             );
             respond_error(&mut self.res, 500);
         }
@@ -538,6 +539,15 @@ impl Conn {
                 linger: linger || self.start < self.filled,
             },
         })
+    }
+}
+
+impl Conn {
+    /// `METHOD target` of the request whose head is `rbuf[a..b]` (parsed into `self.head`), for
+    /// log lines: whole, where the connection's `ConnState` keeps only its start.
+    fn route(&self, a: usize, b: usize) -> String {
+        let route = self.head.method_span.start as usize..self.head.target.end as usize;
+        String::from_utf8_lossy(&self.rbuf[a..b][route]).into_owned()
     }
 }
 

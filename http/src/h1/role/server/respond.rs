@@ -84,7 +84,7 @@ impl Conn {
                 log::error!(
                     "{} {}: response body panicked: {}; closing the connection",
                     ctx.peer,
-                    ctx.state.route(),
+                    span.map_or_else(|| "-".to_string(), |(a, b)| self.route(a, b)),
                     panic_message(&*payload)
                 );
                 return Err(io::Error::other("response body panicked"));
