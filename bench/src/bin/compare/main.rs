@@ -409,8 +409,10 @@ fn run(args: Args) -> Result<(), String> {
         println!("{}", report::table(&results));
         println!(
             "load CPU: the load generator's CPU time over the run's wall time and its CPUs. \
-             Near 100% for both servers, the generator set the pace: the ratio then says that \
-             neither server was the bottleneck, and CPU s per 100k tells them apart.\n"
+             † marks a ratio where it was at least {:.0}% for both servers: the generator set \
+             the pace, so the ratio says only that neither server was the bottleneck, and CPU s \
+             per 100k tells them apart.\n",
+            report::GENERATOR_BOUND * 100.0
         );
     }
     if !memory.is_empty() {

@@ -116,6 +116,15 @@ fn cpu(v: Option<f64>) -> String {
     }
 }
 
+/// Load CPU from which a run counts as set by the load generator, not the server.
+pub const GENERATOR_BOUND: f64 = 0.95;
+
+/// Whether the load generator was at least [`GENERATOR_BOUND`] busy against both servers.
+fn generator_bound(m: &Summary, p: &Summary) -> bool {
+    let busy = |s: &Summary| s.load_cpu.is_some_and(|c| c >= GENERATOR_BOUND);
+    busy(m) && busy(p)
+}
+
 fn percent(v: Option<f64>) -> String {
     v.map_or("–".into(), |v| format!("{:.0}%", v * 100.0))
 }
@@ -146,11 +155,12 @@ pub fn table(results: &[ScenarioResult]) -> String {
             let head = format!("| {} | {} | {} ", s.name, s.load.label(), peer.kind.name());
             match (&m, &p) {
                 (Ok(m), Ok(p)) => out.push_str(&format!(
-                    "{head}| {} | {} | **{:.2}** | {} / {} | {} / {} | {} / {} | {} / {} | \
+                    "{head}| {} | {} | **{:.2}**{} | {} / {} | {} / {} | {} / {} | {} / {} | \
                      {} / {} | {:.1} / {:.1} |\n",
                     rate(m, s.body_bytes),
                     rate(p, s.body_bytes),
                     m.rps / p.rps,
+                    if generator_bound(m, p) { "†" } else { "" },
                     ms(m.p50),
                     ms(m.p99),
                     ms(p.p50),
@@ -294,11 +304,36 @@ mod tests {
         };
         let t = table(&[r]);
         assert!(t.contains("| 200 | 100 | **2.00** |"), "{t}");
+        assert!(!t.contains('†'), "{t}");
         // 10 requests per unit of rps, 1 CPU second each run: 1e5 / 2000 and 1e5 / 1000.
         assert!(
             t.contains("| 50.00 / 100.00 | 20% / 10% | 2.0 / 2.0 |"),
             "{t}"
         );
+    }
+
+    #[test]
+    fn marks_generator_bound_rows() {
+        // `server` sets the load CPU to rps / 1000: medians 0.99 and 0.98, both past the bound.
+        let r = ScenarioResult {
+            scenario: scenario(),
+            servers: vec![
+                server(Kind::MoriaHello, &[960.0, 990.0, 1000.0], 0),
+                server(Kind::Minihttp, &[950.0, 980.0, 999.0], 0),
+            ],
+        };
+        let t = table(&[r]);
+        assert!(t.contains("| **1.01**† |"), "{t}");
+        assert!(t.contains("| 99% / 98% |"), "{t}");
+        // One side below the bound: the server set the pace there, no mark.
+        let r = ScenarioResult {
+            scenario: scenario(),
+            servers: vec![
+                server(Kind::MoriaHello, &[990.0], 0),
+                server(Kind::Minihttp, &[900.0], 0),
+            ],
+        };
+        assert!(!table(&[r]).contains('†'));
     }
 
     #[test]
