@@ -43,6 +43,14 @@ pub(crate) struct Head {
     pub expect_continue: bool,
 }
 
+impl Head {
+    /// `METHOD SP target` as one range of the request line (single spaces only), for log lines
+    /// and the reclaimer.
+    pub(crate) fn route(&self) -> std::ops::Range<usize> {
+        self.method_span.start as usize..self.target.end as usize
+    }
+}
+
 impl Default for Head {
     fn default() -> Self {
         Head {

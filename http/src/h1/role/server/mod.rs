@@ -405,6 +405,12 @@ impl Conn {
         }
     }
 
+    /// `METHOD target` of the request whose head is `rbuf[a..b]` (parsed into `self.head`), for
+    /// log lines: whole, where the connection's `ConnState` keeps only its start.
+    fn route(&self, a: usize, b: usize) -> String {
+        String::from_utf8_lossy(&self.rbuf[a..b][self.head.route()]).into_owned()
+    }
+
     /// Serves the request whose head [`take_head`] parsed into `self.head` (`bounds` are
     /// relative to `self.start`).
     fn serve_one<T: Transport>(
@@ -467,9 +473,7 @@ impl Conn {
             body: RequestBody::new(input, framing, self.head.expect_continue, limits.max_body),
         };
         let fresh = self.wbuf.is_empty();
-        // The request line holds `METHOD SP target` in one piece (single spaces only).
-        let route = self.head.method_span.start as usize..self.head.target.end as usize;
-        ctx.state.handling(&raw[route], fresh);
+        ctx.state.handling(&raw[self.head.route()], fresh);
         let res = &mut self.res;
         let result = catch_unwind(AssertUnwindSafe(|| ctx.handler.handle(&mut req, res)));
         let (input, outcome) = req.body.finish(limits.max_drain);
@@ -482,8 +486,11 @@ impl Conn {
         match result {
             Ok(Ok(())) => {}
             Ok(Err(e)) => {
-                let route = self.route(head_start, head_end);
-                log::error!("{} {route}: handler error: {e}", ctx.peer);
+                log::error!(
+                    "{} {}: handler error: {e}",
+                    ctx.peer,
+                    self.route(head_start, head_end)
+                );
                 respond_error(&mut self.res, 500);
             }
             Err(payload) => {
@@ -539,15 +546,6 @@ impl Conn {
                 linger: linger || self.start < self.filled,
             },
         })
-    }
-}
-
-impl Conn {
-    /// `METHOD target` of the request whose head is `rbuf[a..b]` (parsed into `self.head`), for
-    /// log lines: whole, where the connection's `ConnState` keeps only its start.
-    fn route(&self, a: usize, b: usize) -> String {
-        let route = self.head.method_span.start as usize..self.head.target.end as usize;
-        String::from_utf8_lossy(&self.rbuf[a..b][route]).into_owned()
     }
 }
 
