@@ -1,5 +1,6 @@
 //! Redirects: 301/302/303 become a GET without body, 307/308 repeat method and body, relative
-//! locations, the hop limit, loops, and credentials dropped when the origin changes.
+//! locations, the hop limit, loops, and credentials (Authorization, Cookie) dropped when the
+//! origin changes.
 
 mod common;
 
@@ -20,6 +21,15 @@ fn handler(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
         let auth = req.header_str("authorization").unwrap_or("-");
         let ctype = req.header_str("content-type").unwrap_or("-");
         res.body(format!("{} {body} {auth} {ctype}", req.method_str()));
+    } else if path == "/credentials" {
+        // Every Authorization and Cookie field that arrived, so a test sees duplicates too.
+        let all = |name| -> Vec<String> {
+            req.headers_named(name)
+                .map(|v| String::from_utf8_lossy(v).into_owned())
+                .collect()
+        };
+        let (auth, cookie) = (all("authorization"), all("cookie"));
+        res.body(format!("authorization={auth:?} cookie={cookie:?}"));
     } else if path == "/relative/a/b" {
         res.status(302).header("Location", "../c?x=1");
     } else if path == "/loop-a" {
@@ -135,6 +145,35 @@ fn authorization_is_dropped_when_the_origin_changes() {
         .send()
         .unwrap();
     assert_eq!(r.text().unwrap(), "GET  - -");
+    stop(&first);
+    stop(&second);
+}
+
+#[test]
+fn cookie_is_kept_on_the_same_origin_and_dropped_when_it_changes() {
+    let first = serve();
+    let second = serve();
+    let client = Client::new().unwrap();
+    let send = |from: &str| {
+        client
+            .get(from)
+            .header("Cookie", "session=s3cret")
+            .header("Authorization", "Bearer s3cret")
+            .send()
+            .unwrap()
+    };
+    // Same origin: the redirect is followed and both fields arrive at the target, once each.
+    let r = send(&url(&first, "/hop?to=/credentials"));
+    assert_eq!(r.url().to_string(), url(&first, "/credentials"));
+    assert_eq!(
+        r.text().unwrap(),
+        r#"authorization=["Bearer s3cret"] cookie=["session=s3cret"]"#
+    );
+    // Another origin (same host, another port): the target sees neither field.
+    let target = url(&second, "/credentials");
+    let r = send(&url(&first, &format!("/hop?to={target}")));
+    assert_eq!(r.url().to_string(), target);
+    assert_eq!(r.text().unwrap(), "authorization=[] cookie=[]");
     stop(&first);
     stop(&second);
 }
