@@ -1,7 +1,8 @@
 //! The client against a raw-socket server that frames responses by hand, correctly and not:
 //! until-close bodies, chunked with trailers, interim responses, and each framing violation
-//! (conflicting lengths, length with chunked, bad chunk, truncated bodies, bad gzip, a
-//! decompression bomb, a server that never answers) as its own error, promptly, never a hang.
+//! (conflicting lengths, length with chunked, bad chunk, truncated bodies, bad gzip or
+//! deflate, a decompression bomb, a server that never answers) as its own error, promptly,
+//! never a hang; `deflate` bodies decode zlib-wrapped and raw alike.
 
 mod common;
 
@@ -238,15 +239,44 @@ fn gzip(data: &[u8]) -> Vec<u8> {
     e.finish().unwrap()
 }
 
+fn zlib(data: &[u8], level: u32) -> Vec<u8> {
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(level));
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn raw_deflate(data: &[u8], level: u32) -> Vec<u8> {
+    let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::new(level));
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
 fn serve_encoded(body: Vec<u8>) -> RawServer {
+    serve_coded("gzip", body, None)
+}
+
+/// Answers every request with `body` under `Content-Encoding: {coding}`: with Content-Length,
+/// or chunked in pieces of `chunk` bytes.
+fn serve_coded(coding: &'static str, body: Vec<u8>, chunk: Option<usize>) -> RawServer {
     RawServer::start(move |mut s, _| {
         read_head(&mut s);
-        let head = format!(
-            "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        let _ = s.write_all(head.as_bytes());
-        let _ = s.write_all(&body);
+        let mut out = format!("HTTP/1.1 200 OK\r\nContent-Encoding: {coding}\r\n").into_bytes();
+        match chunk {
+            None => {
+                out.extend(format!("Content-Length: {}\r\n\r\n", body.len()).bytes());
+                out.extend(&body);
+            }
+            Some(size) => {
+                out.extend(b"Transfer-Encoding: chunked\r\n\r\n");
+                for piece in body.chunks(size) {
+                    out.extend(format!("{:x}\r\n", piece.len()).bytes());
+                    out.extend(piece);
+                    out.extend(b"\r\n");
+                }
+                out.extend(b"0\r\n\r\n");
+            }
+        }
+        let _ = s.write_all(&out);
     })
 }
 
@@ -278,4 +308,67 @@ fn corrupt_gzip_is_a_content_coding_error() {
     body[mid + 1] ^= 0xff;
     let server = serve_encoded(body);
     assert!(matches!(violation(&server), Violation::BadContentCoding(_)));
+}
+
+#[test]
+fn deflate_is_decoded_zlib_wrapped_or_raw() {
+    let text = b"deflate, the zlib way or the raw way: both come out the same. ".repeat(200);
+    // Level 0 is stored blocks; 1, 6 and 9 give the three zlib headers flate2 writes.
+    for level in [0, 1, 6, 9] {
+        for (kind, body) in [
+            ("zlib", zlib(&text, level)),
+            ("raw", raw_deflate(&text, level)),
+        ] {
+            // One-byte chunks make the client's first reads of the body one byte each.
+            for chunk in [None, Some(1)] {
+                let server = serve_coded("deflate", body.clone(), chunk);
+                let r = client().get(&server.url("/")).send().unwrap();
+                assert_eq!(r.headers().get("content-encoding"), None);
+                let got = r
+                    .bytes()
+                    .unwrap_or_else(|e| panic!("{kind} {level} {chunk:?}: {e}"));
+                assert!(
+                    got == text,
+                    "{kind} level {level} chunk {chunk:?}: wrong bytes"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn corrupt_deflate_is_a_content_coding_error() {
+    let text = b"some text that compresses, some text that compresses";
+    // zlib with bytes flipped in the middle (its Adler-32 catches what inflate does not).
+    let mut flipped = zlib(text, 9);
+    let mid = flipped.len() / 2;
+    flipped[mid] ^= 0xff;
+    flipped[mid + 1] ^= 0xff;
+    // Raw deflate cut short, and raw deflate whose first block has the reserved type 3.
+    let full = raw_deflate(text, 9);
+    let cut = full[..full.len() / 2].to_vec();
+    let reserved = vec![0x07, 0x00, 0x00, 0x00];
+    for (what, body) in [("zlib", flipped), ("cut raw", cut), ("reserved", reserved)] {
+        let server = serve_coded("deflate", body, None);
+        let v = violation(&server);
+        assert!(matches!(v, Violation::BadContentCoding(_)), "{what}: {v:?}");
+    }
+}
+
+#[test]
+fn a_deflate_bomb_is_refused_zlib_wrapped_or_raw() {
+    let zeros = vec![0u8; 4 * 1024 * 1024];
+    let guarded = Client::builder()
+        .decompression_guard(200, 1024 * 1024)
+        .build()
+        .unwrap();
+    for (kind, body) in [("zlib", zlib(&zeros, 9)), ("raw", raw_deflate(&zeros, 9))] {
+        let server = serve_coded("deflate", body, None);
+        let r = guarded.get(&server.url("/")).send().unwrap();
+        let err = r.bytes().unwrap_err();
+        assert!(
+            matches!(err, Error::DecompressionBomb { .. }),
+            "{kind}: {err}"
+        );
+    }
 }

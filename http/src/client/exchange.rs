@@ -5,7 +5,7 @@
 use std::io;
 
 use super::conn::{self, Link, Timing};
-use super::decode::{format_of, Content};
+use super::decode::{coding_of, Content};
 use super::error::{Error, Phase, Result, Violation};
 use super::pool::{Checkout, Pooled};
 use super::proxy::ProxyServer;
@@ -227,7 +227,7 @@ fn attempt(
         .fields
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
-        .and_then(|(_, v)| format_of(v));
+        .and_then(|(_, v)| coding_of(v));
     let has_body = !matches!(head.framing, BodyFraming::None | BodyFraming::Length(0));
     let wire = Wire::new(
         conn,
@@ -238,13 +238,13 @@ fn attempt(
     );
     let mut fields = head.fields;
     let body = match coding {
-        Some(format) if req.decode && has_body => {
+        Some(coding) if req.decode && has_body => {
             // The headers describe the body the caller reads: decoded, of unknown length.
             fields.retain(|(n, _)| {
                 !n.eq_ignore_ascii_case("content-encoding")
                     && !n.eq_ignore_ascii_case("content-length")
             });
-            Content::decoded(wire, format, client.config.bomb, url_text)
+            Content::decoded(wire, coding, client.config.bomb, url_text)
         }
         _ => Content::Identity(Box::new(wire)),
     };
