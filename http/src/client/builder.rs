@@ -227,7 +227,7 @@ impl ClientBuilder {
     /// Takes the proxies from `http_proxy`, `https_proxy` and `no_proxy` (lowercase first, then
     /// uppercase) where they are set. Default: the environment is not read.
     pub fn proxy_from_env(mut self) -> Self {
-        if let Err(e) = self.proxies.read_env() {
+        if let Err(e) = self.proxies.read_env(|name| std::env::var(name).ok()) {
             self.proxy_error = Some(e);
         }
         self

@@ -73,13 +73,17 @@ pub(crate) struct Proxies {
 }
 
 impl Proxies {
-    /// Reads `http_proxy`, `https_proxy` and `no_proxy`, lowercase first (the uppercase
-    /// `HTTP_PROXY` is what a CGI request header can set), then uppercase.
-    pub(crate) fn read_env(&mut self) -> std::result::Result<(), &'static str> {
+    /// Reads `http_proxy`, `https_proxy` and `no_proxy` through `lookup` (the environment, for
+    /// [`super::ClientBuilder::proxy_from_env`]): lowercase first (the uppercase `HTTP_PROXY`
+    /// is what a CGI request header can set), then uppercase. A lowercase name that is set is the one read, even blank; a blank value
+    /// means none.
+    pub(crate) fn read_env(
+        &mut self,
+        lookup: impl Fn(&str) -> Option<String>,
+    ) -> std::result::Result<(), &'static str> {
         let var = |name: &str| {
-            std::env::var(name.to_ascii_lowercase())
-                .or_else(|_| std::env::var(name))
-                .ok()
+            lookup(&name.to_ascii_lowercase())
+                .or_else(|| lookup(name))
                 .filter(|v| !v.trim().is_empty())
         };
         if let Some(p) = var("HTTP_PROXY") {
@@ -232,5 +236,147 @@ mod tests {
         assert!(p
             .for_url(&Url::parse("http://example.com/").unwrap())
             .is_none());
+    }
+
+    /// A lookup over `vars`, standing in for the process environment.
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn from_env(vars: &[(&str, &str)]) -> std::result::Result<Proxies, &'static str> {
+        let mut p = Proxies::default();
+        p.read_env(env(vars))?;
+        Ok(p)
+    }
+
+    /// The proxy's `host:port` that `url` goes through, or `None` for a direct connection.
+    fn via(p: &Proxies, url: &str) -> Option<String> {
+        let url = Url::parse(url).unwrap();
+        p.for_url(&url)
+            .map(|s| format!("{}:{}", s.url.host(), s.url.port()))
+    }
+
+    #[test]
+    fn lowercase_names_win_over_uppercase() {
+        let p = from_env(&[
+            ("http_proxy", "http://lower:1"),
+            ("HTTP_PROXY", "http://upper:1"),
+            ("https_proxy", "lower-tls:2"),
+            ("HTTPS_PROXY", "upper-tls:2"),
+            ("no_proxy", "direct.lower"),
+            ("NO_PROXY", "direct.upper"),
+        ])
+        .unwrap();
+        assert_eq!(via(&p, "http://example.com/").as_deref(), Some("lower:1"));
+        assert_eq!(
+            via(&p, "https://example.com/").as_deref(),
+            Some("lower-tls:2")
+        );
+        assert_eq!(p.no_proxy, ["direct.lower"]);
+        assert_eq!(via(&p, "http://direct.lower/"), None);
+        assert!(via(&p, "http://direct.upper/").is_some());
+    }
+
+    #[test]
+    fn uppercase_names_alone_are_read() {
+        let p = from_env(&[
+            ("HTTP_PROXY", "http://upper:3128"),
+            ("HTTPS_PROXY", "http://upper-tls:3129"),
+            ("NO_PROXY", "direct.example"),
+        ])
+        .unwrap();
+        assert_eq!(
+            via(&p, "http://example.com/").as_deref(),
+            Some("upper:3128")
+        );
+        assert_eq!(
+            via(&p, "https://example.com/").as_deref(),
+            Some("upper-tls:3129")
+        );
+        assert_eq!(via(&p, "https://direct.example/"), None);
+    }
+
+    #[test]
+    fn each_scheme_takes_its_own_proxy() {
+        let p = from_env(&[
+            ("HTTP_PROXY", "http://plain:1"),
+            ("HTTPS_PROXY", "http://tls:2"),
+        ])
+        .unwrap();
+        assert_eq!(via(&p, "http://example.com/").as_deref(), Some("plain:1"));
+        assert_eq!(via(&p, "https://example.com/").as_deref(), Some("tls:2"));
+        // An http proxy alone is not used for https URLs, nor an https one for http URLs.
+        let p = from_env(&[("http_proxy", "http://plain:1")]).unwrap();
+        assert_eq!(via(&p, "https://example.com/"), None);
+        let p = from_env(&[("https_proxy", "http://tls:2")]).unwrap();
+        assert_eq!(via(&p, "http://example.com/"), None);
+        // Nothing set, or only blanks: no proxy.
+        assert!(from_env(&[]).unwrap().http.is_none());
+        let p = from_env(&[("http_proxy", " "), ("HTTPS_PROXY", "")]).unwrap();
+        assert!(p.http.is_none() && p.https.is_none());
+    }
+
+    #[test]
+    fn no_proxy_from_the_environment_bypasses_both_proxies() {
+        let proxies = [
+            ("http_proxy", "http://plain:1"),
+            ("https_proxy", "http://tls:2"),
+        ];
+        let with = |list: &str| {
+            let mut vars = proxies.to_vec();
+            vars.push(("no_proxy", list));
+            from_env(&vars).unwrap()
+        };
+        // A comma list with spaces and empty entries; names compare case-insensitively.
+        let p = with(" localhost ,, Internal.Example , .corp.example,10.0.0.1,::1 ");
+        for direct in [
+            "http://localhost:8080/",
+            "https://localhost/",
+            "http://internal.example/",
+            "https://a.b.internal.example/",
+            "http://corp.example/",
+            "http://host.corp.example/",
+            "http://10.0.0.1/",
+            "http://[::1]:8080/",
+            "http://LOCALHOST/",
+        ] {
+            assert_eq!(via(&p, direct), None, "{direct}");
+        }
+        // A suffix matches at a dot only; an exact name or address covers only itself.
+        for proxied in [
+            "http://notinternal.example/",
+            "http://example/",
+            "http://localhost.example.com/",
+            "http://10.0.0.10/",
+            "http://[::2]/",
+        ] {
+            assert!(via(&p, proxied).is_some(), "{proxied}");
+        }
+        assert_eq!(via(&p, "https://elsewhere/").as_deref(), Some("tls:2"));
+        // `*` sends everything direct.
+        let p = with("*");
+        assert_eq!(via(&p, "http://example.com/"), None);
+        assert_eq!(via(&p, "https://example.com/"), None);
+    }
+
+    #[test]
+    fn a_malformed_proxy_in_the_environment_is_an_error() {
+        for (name, value) in [
+            ("http_proxy", "https://proxy.local"),
+            ("HTTPS_PROXY", "socks5://proxy.local:1080"),
+            ("https_proxy", "http://"),
+            ("http_proxy", "http://proxy.local:notaport"),
+            ("HTTP_PROXY", "http://a:%zz@proxy.local"),
+            ("http_proxy", "http://pro xy:1"),
+        ] {
+            assert!(from_env(&[(name, value)]).is_err(), "{name}={value}");
+        }
+        // A malformed lowercase value is not rescued by a good uppercase one.
+        let vars = [("http_proxy", "ftp://x"), ("HTTP_PROXY", "http://good:1")];
+        assert!(from_env(&vars).is_err());
     }
 }
