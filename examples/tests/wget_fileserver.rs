@@ -1,13 +1,18 @@
 //! `wget` against the file server: a download identical to the served file; `-c` resuming an
 //! interrupted download (a `.part` prefix) gives an identical file; a stale validator starts
 //! over; an HTTP error status exits non-zero and leaves no file; a broken transfer exits
-//! non-zero and leaves only the `.part` file; `http_proxy` is honoured.
+//! non-zero and leaves only the `.part` file; `http_proxy` is honoured; over HTTPS with a
+//! self-signed certificate, wget refuses it unless told `-k` or `--cacert`, and sends
+//! `--header` fields.
 
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+
+use moria_crypto::{Identity, TlsAcceptor};
+use moria_http::{HandlerResult, Request, Response, Server};
 
 /// Kills the server when the test ends, passing or not.
 struct Running(Child);
@@ -21,8 +26,17 @@ impl Drop for Running {
 
 /// Starts the file server on `root`; returns it and its `http://127.0.0.1:port/` URL.
 fn fileserver(root: &Path) -> (Running, String) {
+    let (server, banner) = fileserver_with(root, &["--no-https"]);
+    let url = url_in(&banner, "http");
+    (server, url)
+}
+
+/// Starts the file server on `root` (plain HTTP on 127.0.0.1:0, one worker) with `args`;
+/// returns it and its banner, which names its URLs.
+fn fileserver_with(root: &Path, args: &[&str]) -> (Running, String) {
     let child = Command::new(env!("CARGO_BIN_EXE_fileserver"))
-        .args(["--http", "127.0.0.1:0", "--no-https", "--workers", "1"])
+        .args(["--http", "127.0.0.1:0", "--workers", "1"])
+        .args(args)
         .arg("--root")
         .arg(root)
         .stdout(Stdio::piped())
@@ -34,13 +48,18 @@ fn fileserver(root: &Path) -> (Running, String) {
     BufReader::new(stdout)
         .read_line(&mut banner)
         .expect("banner");
-    let url = banner
+    (server, banner)
+}
+
+/// The `{scheme}://` URL the banner names.
+fn url_in(banner: &str, scheme: &str) -> String {
+    let prefix = format!("{scheme}://");
+    banner
         .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .unwrap_or_else(|| panic!("no http URL in {banner:?}"))
+        .find(|w| w.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {scheme} URL in {banner:?}"))
         .trim_end_matches(';')
-        .to_owned();
-    (server, url)
+        .to_owned()
 }
 
 fn wget(dir: &Path, args: &[&str]) -> Output {
@@ -194,4 +213,99 @@ fn a_broken_transfer_fails_and_leaves_only_the_part_file() {
         fs::read(out.path().join("cut.bin.part")).unwrap().len(),
         400
     );
+}
+
+/// Answers with the values of the `X-Test` fields it received, comma-separated.
+fn echo_x_test(req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+    let got: Vec<String> = req
+        .headers_named("x-test")
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+        .collect();
+    res.body(got.join(","));
+    Ok(())
+}
+
+#[test]
+fn https_needs_a_trusted_certificate_and_sends_extra_headers() {
+    let keys = tempfile::tempdir().unwrap();
+    let root = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let identity = Identity::self_signed(&["localhost", "127.0.0.1"]).unwrap();
+    let (cert, key) = (keys.path().join("cert.pem"), keys.path().join("key.pem"));
+    fs::write(&cert, identity.certificate_pem().unwrap()).unwrap();
+    fs::write(&key, identity.private_key_pem().unwrap()).unwrap();
+    let cacert = cert.to_str().unwrap();
+    let data = content()[..256 * 1024].to_vec();
+    fs::write(root.path().join("tls.bin"), &data).unwrap();
+    let (_server, banner) = fileserver_with(
+        root.path(),
+        &[
+            "--https",
+            "127.0.0.1:0",
+            "--cert",
+            cacert,
+            "--key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let url = format!("{}tls.bin", url_in(&banner, "https"));
+    let dir = out.path();
+
+    // The certificate is trusted by nobody: wget refuses it, says why, and leaves no file.
+    let o = wget(dir, &["-q", "-O", "refused.bin", &url]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(err.contains("certificate"), "{err}");
+    assert!(err.contains("could not be verified"), "{err}");
+    assert!(!dir.join("refused.bin").exists());
+    assert!(!dir.join("refused.bin.part").exists());
+
+    // -k skips the check; --cacert trusts the server's own certificate.
+    for (name, flags) in [
+        ("insecure.bin", &["-k"][..]),
+        ("trusted.bin", &["--cacert", cacert]),
+    ] {
+        let mut args = vec!["-q", "-O", name];
+        args.extend(flags);
+        args.push(&url);
+        let o = wget(dir, &args);
+        assert!(
+            o.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        assert!(fs::read(dir.join(name)).unwrap() == data, "{name} differs");
+    }
+
+    // --header reaches the server: an HTTPS echo of X-Test with the same certificate.
+    let identity = Identity::from_pem(
+        &identity.certificate_pem().unwrap(),
+        &identity.private_key_pem().unwrap(),
+    )
+    .unwrap();
+    let echo = Server::builder()
+        .listen_tls(
+            "127.0.0.1:0",
+            TlsAcceptor::builder(identity).build().unwrap(),
+        )
+        .start(echo_x_test)
+        .unwrap();
+    let echo_url = format!("https://{}/echo", echo.local_addr());
+    let o = wget(
+        dir,
+        &[
+            "-q",
+            "--cacert",
+            cacert,
+            "--header",
+            "X-Test: 1",
+            "-O",
+            "echo.txt",
+            &echo_url,
+        ],
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(fs::read_to_string(dir.join("echo.txt")).unwrap(), "1");
+    echo.shutdown_token().trigger();
+    echo.wait();
 }

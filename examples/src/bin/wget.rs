@@ -8,7 +8,8 @@
 //! Last-Modified) is kept beside it in `FILE.part.validator`; `-c` asks for the rest with
 //! `Range` and `If-Range`, and starts over when the resource has changed (the server answers
 //! 200 instead of 206). Proxies come from `http_proxy`, `https_proxy` and `no_proxy`. Exits
-//! non-zero with a message on an HTTP error status or a broken transfer. Progress (bytes, rate, ETA) is drawn on stderr when it is a terminal, unless `-q`.
+//! non-zero with a message on an HTTP error status, an unverified certificate or a broken
+//! transfer. Progress (bytes, rate, ETA) is drawn on stderr when it is a terminal, unless `-q`.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
-use moria_http::client::{Client, Response};
+use moria_http::client::{Client, Error, Response};
 use moria_runtime::{blocking_io, Runtime};
 use moria_streams::File;
 
@@ -125,7 +126,7 @@ fn fetch(args: &Args) -> Result<(), Failure> {
             request = request.header("If-Range", &v);
         }
     }
-    let response = request.send()?;
+    let response = request.send().map_err(explain)?;
     let start = match response.status() {
         206 if offset > 0 => {
             check_range_start(&response, offset)?;
@@ -168,6 +169,18 @@ fn fetch(args: &Args) -> Result<(), Failure> {
     })?;
     file.sync_all()?;
     finish(args, &part, &output, &validator_file, received)
+}
+
+/// The client's error, saying what to do when the server's certificate did not verify.
+fn explain(e: Error) -> Failure {
+    match e {
+        Error::TlsVerify { url, reason } => format!(
+            "the TLS certificate of {url} could not be verified ({reason}); --cacert PEM \
+             trusts its issuer, -k skips the check"
+        )
+        .into(),
+        e => e.into(),
+    }
 }
 
 /// Renames the complete `.part` file into place.
