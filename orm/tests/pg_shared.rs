@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use moria_orm::pg::{Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer};
+use moria_orm::pg::{
+    Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer, SHARED_FILL,
+};
 use moria_runtime::{spawn, yield_now, JoinHandle, Runtime};
 
 fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
@@ -189,5 +191,106 @@ fn the_server_killing_the_connection_mid_batch_fails_every_request_on_it() {
                 .unwrap(),
             7
         );
+    });
+}
+
+#[test]
+fn query_many_answers_each_parameter_set_in_order_and_a_failing_one_alone() {
+    run(|| {
+        let s = SharedClient::connect_config(&cfg()).unwrap();
+        const DIV: &str = "SELECT 100 / ($1::int8 - 4) AS q, $1::int8 AS d";
+        // First use prepares the statement; the second finds it cached.
+        for _ in 0..2 {
+            let ds: Vec<i64> = (0..9).collect();
+            let sets: Vec<[&(dyn moria_orm::pg::types::ToSql + Sync); 1]> =
+                ds.iter().map(|d| [d as _]).collect();
+            let params: Vec<&[&(dyn moria_orm::pg::types::ToSql + Sync)]> =
+                sets.iter().map(|p| &p[..]).collect();
+            let results = s.query_many(DIV, &params).unwrap();
+            assert_eq!(results.len(), 9);
+            for (d, r) in ds.iter().zip(results) {
+                if *d == 4 {
+                    let e = r.expect_err("division by zero must fail");
+                    assert!(e.to_string().contains("division by zero"), "{e}");
+                } else {
+                    let rows = r.unwrap();
+                    assert_eq!(rows[0].get::<i64>("d").unwrap(), *d);
+                    assert_eq!(rows[0].get::<i64>("q").unwrap(), 100 / (d - 4));
+                }
+            }
+        }
+        assert!(s.query_many(DIV, &[]).unwrap().is_empty());
+        // 32 fibers, each with 50 parameter sets, interleaved on the one connection.
+        let handles: Vec<_> = (0..32i64)
+            .map(|f| {
+                let s = s.clone();
+                spawn(move || {
+                    let vs: Vec<i64> = (0..50).map(|i| f * 1000 + i).collect();
+                    let sets: Vec<[&(dyn moria_orm::pg::types::ToSql + Sync); 1]> =
+                        vs.iter().map(|v| [v as _]).collect();
+                    let params: Vec<&[&(dyn moria_orm::pg::types::ToSql + Sync)]> =
+                        sets.iter().map(|p| &p[..]).collect();
+                    let got = s.query_many("SELECT $1::int8 AS v", &params).unwrap();
+                    for (v, r) in vs.iter().zip(got) {
+                        assert_eq!(r.unwrap()[0].get::<i64>("v").unwrap(), *v);
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_eq!(s.pending(), 0);
+        assert!(!s.is_broken());
+    });
+}
+
+#[test]
+fn query_many_with_a_statement_that_does_not_prepare_fails_whole() {
+    run(|| {
+        let s = SharedClient::connect_config(&cfg()).unwrap();
+        let one = 1i64;
+        let set: [&(dyn moria_orm::pg::types::ToSql + Sync); 1] = [&one];
+        let e = s
+            .query_many("SELECT nope FROM nowhere WHERE $1::int8 = 1", &[&set[..]])
+            .unwrap_err();
+        assert!(e.to_string().contains("nowhere"), "{e}");
+        assert!(!s.is_broken());
+        assert_eq!(s.query("SELECT 1::int8 AS x", &[]).unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn a_light_load_keeps_to_the_first_shared_connection() {
+    run(|| {
+        let pool = Pool::new(
+            cfg(),
+            PoolOptions {
+                pipelined: 3,
+                ..PoolOptions::default()
+            },
+        )
+        .unwrap();
+        let first = pool.shared().unwrap().unwrap();
+        for _ in 0..10 {
+            let s = pool.shared().unwrap().unwrap();
+            assert_eq!(s.backend_pid(), first.backend_pid());
+            s.query("SELECT 1::int8 AS x", &[]).unwrap();
+        }
+        // Past SHARED_FILL pending requests the next connection takes new ones.
+        let (mut admin, head) = blocked_head(&first, 7_001);
+        let queued = queue_behind(&first, 1, SHARED_FILL as i64 - 1, "SELECT $1::int8 AS v");
+        let next = pool.shared().unwrap().unwrap();
+        assert_ne!(next.backend_pid(), first.backend_pid());
+        admin
+            .batch_execute("SELECT pg_advisory_unlock_all()")
+            .unwrap();
+        head.join().unwrap().unwrap();
+        for (i, h) in queued.into_iter().enumerate() {
+            assert_eq!(
+                h.join().unwrap().unwrap()[0].get::<i64>("v").unwrap(),
+                i as i64
+            );
+        }
     });
 }

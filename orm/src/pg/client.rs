@@ -74,6 +74,9 @@ pub struct Client {
     sock: Socket,
     peer: Peer,
     rbuf: BytesMut,
+    /// Where socket reads land before they join `rbuf`: rows keep parts of `rbuf` alive, so
+    /// reading into `rbuf` itself would allocate (and zero) a fresh chunk for every read.
+    scratch: Box<[u8]>,
     pub(crate) wbuf: BytesMut,
     pid: i32,
     secret: i32,
@@ -117,6 +120,7 @@ impl Client {
             sock,
             peer,
             rbuf: BytesMut::with_capacity(READ_CHUNK),
+            scratch: vec![0; READ_CHUNK].into_boxed_slice(),
             wbuf: BytesMut::with_capacity(1024),
             pid: 0,
             secret: 0,
@@ -425,19 +429,13 @@ impl Client {
                 .map_err(|e| self.fail(e))?;
             self.socket_timeout = timeout;
         }
-        let len = self.rbuf.len();
-        self.rbuf.resize(len + READ_CHUNK, 0);
-        let got = self.sock.read(&mut self.rbuf[len..]);
-        match got {
-            Ok(0) => {
-                self.rbuf.truncate(len);
-                Err(self.fail(io::Error::new(
-                    io::ErrorKind::UnexpectedEof,
-                    "the server closed the connection",
-                )))
-            }
+        match self.sock.read(&mut self.scratch) {
+            Ok(0) => Err(self.fail(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the server closed the connection",
+            ))),
             Ok(n) => {
-                self.rbuf.truncate(len + n);
+                self.rbuf.extend_from_slice(&self.scratch[..n]);
                 Ok(())
             }
             Err(e)
@@ -446,13 +444,9 @@ impl Client {
                     io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
                 ) && self.deadline.is_some() =>
             {
-                self.rbuf.truncate(len);
                 self.on_timeout()
             }
-            Err(e) => {
-                self.rbuf.truncate(len);
-                Err(self.fail(e))
-            }
+            Err(e) => Err(self.fail(e)),
         }
     }
 

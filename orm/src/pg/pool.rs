@@ -34,6 +34,8 @@ pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CHECK_AFTER_IDLE: Duration = Duration::from_secs(10);
 /// Shared (pipelined) connections per pool unless configured.
 pub const DEFAULT_PIPELINED: usize = 2;
+/// Requests pending on a shared connection before [`Pool::shared`] moves on to the next one.
+pub const SHARED_FILL: usize = 64;
 /// Age after which a connection is replaced, unless configured.
 pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -168,16 +170,21 @@ impl Pool {
         }
     }
 
-    /// The least busy of the pool's shared connections (the first on a tie, so a lone fiber
-    /// keeps to one socket and one worker), opened or replaced as needed; `None` when the pool
-    /// has none ([`PoolOptions::pipelined`] is 0).
+    /// One of the pool's shared connections, opened or replaced as needed: the first with
+    /// fewer than [`SHARED_FILL`] requests pending, else the least busy. Light loads keep to one
+    /// socket (bigger pipelined batches, fewer wake-ups), heavy ones spread over all of them.
+    /// `None` when the pool has none ([`PoolOptions::pipelined`] is 0).
     pub fn shared(&self) -> Option<Result<SharedClient>> {
-        let i = (0..self.inner.shared.len()).min_by_key(|&i| {
+        let pending = |i: usize| {
             self.inner.shared[i]
                 .lock()
                 .as_ref()
                 .map_or(0, SharedClient::pending)
-        })?;
+        };
+        let n = self.inner.shared.len();
+        let i = (0..n)
+            .find(|&i| pending(i) < SHARED_FILL)
+            .or_else(|| (0..n).min_by_key(|&i| pending(i)))?;
         // A fiber-aware lock: after a restart one fiber reconnects while the others wait.
         let mut slot = self.inner.shared[i].lock();
         if let Some(s) = slot.as_ref().filter(|s| s.is_usable()) {

@@ -240,6 +240,53 @@ impl SharedClient {
         Ok(self.run(sql, &|| sql.to_owned(), params)?.1)
     }
 
+    /// Runs `sql` once for each parameter set in `params`, all queued at once so they share
+    /// round trips with each other and with other fibers' statements; each result is one
+    /// run's rows or its error (each run has its own Sync, so a failing one fails alone). The
+    /// outer error means none ran (the connection is broken, or `sql` failed to prepare).
+    pub fn query_many(&self, sql: &str, params: &[Params<'_>]) -> Result<Vec<Result<Vec<Row>>>> {
+        if params.is_empty() {
+            return Ok(Vec::new());
+        }
+        loop {
+            let mut ours = if lock(&self.inner.state).cache.get(sql).is_some() {
+                None
+            } else {
+                Some(self.prepare(sql)?)
+            };
+            let mut stmt: Option<Statement> = None;
+            let mut evicted = false;
+            let done = self.submit(params.len(), &mut |st, i| {
+                let s = match (&stmt, ours.take()) {
+                    (Some(s), _) => s.clone(),
+                    (None, Some(o)) => stmt.insert(st.adopt(sql, o)?).clone(),
+                    (None, None) => match st.cache.get(sql) {
+                        Some(s) => stmt.insert(s).clone(),
+                        None => {
+                            // Evicted by other statements since the check: prepare again.
+                            evicted = true;
+                            return Err(Error::Closed);
+                        }
+                    },
+                };
+                st.execute(&s, params[i])
+            });
+            if evicted {
+                continue;
+            }
+            return done.map(|done| done.into_iter().map(rows_of).collect());
+        }
+    }
+
+    /// Prepares `sql` on the connection (not cached yet: [`State::adopt`] does that when the
+    /// statement is first executed).
+    fn prepare(&self, sql: &str) -> Result<Statement> {
+        match self.call(&mut |st| st.prepare(sql))? {
+            Done::Prepared(s) => Ok(s),
+            Done::Rows(..) => Err(Error::protocol("an execute answered a prepare")),
+        }
+    }
+
     /// Runs the statement cached under `key` (prepared from `text()` on first use): its rows
     /// and affected-row count.
     pub(crate) fn run(
@@ -270,50 +317,86 @@ impl SharedClient {
         }
     }
 
-    /// Queues one request built by `build` and waits for its answer, driving the connection
-    /// when it is this fiber's turn.
+    /// Queues one request built by `build` and waits for its answer.
     fn call(&self, build: &mut dyn FnMut(&mut State) -> Result<Kind>) -> Result<Done> {
-        let slot = Arc::new(Slot {
-            state: Mutex::new(SlotState::Waiting),
-            wake: Semaphore::new(0),
-        });
+        let mut done = self.submit(1, &mut |st, _| build(st))?;
+        done.pop()
+            .unwrap_or_else(|| Err(Error::protocol("a request without an answer")))
+    }
+
+    /// Queues `n` requests, the `i`th built by `build(state, i)`, back to back, and waits for
+    /// their answers, driving the connection when it is this fiber's turn. A build error
+    /// queues none of them.
+    fn submit(
+        &self,
+        n: usize,
+        build: &mut dyn FnMut(&mut State, usize) -> Result<Kind>,
+    ) -> Result<Vec<Result<Done>>> {
+        let slots: Vec<Arc<Slot>> = (0..n)
+            .map(|_| {
+                Arc::new(Slot {
+                    state: Mutex::new(SlotState::Waiting),
+                    wake: Semaphore::new(0),
+                })
+            })
+            .collect();
+        let Some(last) = slots.last().cloned() else {
+            return Ok(Vec::new());
+        };
         let mut drive = {
             let mut st = lock(&self.inner.state);
             if st.broken {
                 return Err(Error::Closed);
             }
-            let mark = st.out.len();
-            // Parameters encode user `ToSql` code: a failure or panic must leave no bytes.
-            let kind = match catch_unwind(AssertUnwindSafe(|| build(&mut st))) {
-                Ok(Ok(k)) => k,
-                Ok(Err(e)) => {
-                    st.out.truncate(mark);
-                    return Err(e);
+            let start = st.out.len();
+            let mut built = Vec::with_capacity(n);
+            for i in 0..n {
+                let mark = st.out.len();
+                // Parameters encode user `ToSql` code: a failure or panic must leave no bytes.
+                match catch_unwind(AssertUnwindSafe(|| build(&mut st, i))) {
+                    Ok(Ok(kind)) => built.push((kind, st.out.len() - mark)),
+                    Ok(Err(e)) => {
+                        st.out.truncate(start);
+                        return Err(e);
+                    }
+                    Err(p) => {
+                        st.out.truncate(start);
+                        drop(st);
+                        resume_unwind(p)
+                    }
                 }
-                Err(p) => {
-                    st.out.truncate(mark);
-                    drop(st);
-                    resume_unwind(p)
-                }
-            };
-            let len = st.out.len() - mark;
-            self.inner.queued.fetch_add(1, Ordering::Relaxed);
-            st.queue.push_back(Request {
-                slot: slot.clone(),
-                kind,
-                len,
-            });
+            }
+            self.inner.queued.fetch_add(n, Ordering::Relaxed);
+            for ((kind, len), slot) in built.into_iter().zip(&slots) {
+                st.queue.push_back(Request {
+                    slot: slot.clone(),
+                    kind,
+                    len,
+                });
+            }
             !std::mem::replace(&mut st.driving, true)
         };
+        // Answers come in order, so once the last request is answered every earlier one is,
+        // and only the last can be handed the driver role (it goes to the newest request).
         loop {
             if drive {
-                self.drive(&slot);
+                self.drive(&last);
             }
-            match slot.take() {
-                SlotState::Done(r) => return r,
+            match last.take() {
+                SlotState::Done(r) => {
+                    let mut out: Vec<Result<Done>> = slots[..n - 1]
+                        .iter()
+                        .map(|s| match s.take() {
+                            SlotState::Done(r) => r,
+                            _ => Err(Error::protocol("an earlier request was not answered")),
+                        })
+                        .collect();
+                    out.push(r);
+                    return Ok(out);
+                }
                 SlotState::Drive => drive = true,
                 SlotState::Waiting => {
-                    slot.wake.acquire();
+                    last.wake.acquire();
                     drive = false;
                 }
             }
@@ -328,6 +411,15 @@ impl SharedClient {
             return;
         };
         loop {
+            if !client.has_message() {
+                // Before a write or a read that may wait, the fibers that are ready on this
+                // worker run first and queue their statements, so those go out in this write
+                // (tokio-postgres gets the same from its connection task running after the
+                // tasks that are ready). Without it a server on the same CPU answers each
+                // statement before the next is queued: one write per statement (bench/README.md,
+                // "The database rows").
+                moria_runtime::yield_now();
+            }
             let (bytes, head) = {
                 let mut st = lock(&self.inner.state);
                 // Write only before the socket read would wait (or when the head is not
@@ -418,6 +510,14 @@ impl SharedClient {
             };
             r.slot.put(SlotState::Done(Err(err)));
         }
+    }
+}
+
+/// The rows of an answered execute.
+fn rows_of(done: Result<Done>) -> Result<Vec<Row>> {
+    match done? {
+        Done::Rows(rows, _) => Ok(rows),
+        Done::Prepared(_) => Err(Error::protocol("a prepare answered an execute")),
     }
 }
 

@@ -4,6 +4,10 @@ use clap::Parser;
 
 /// PostgreSQL connections per worker when `--pool-size` is not given.
 pub const POOL_PER_WORKER: usize = 4;
+/// Shared PostgreSQL connections per worker when `--pipelined` is not given (measured on 2
+/// cores: with one, `/queries` and `/updates` spent twice the system time waking up for
+/// answers; bench/README.md, "The database rows").
+pub const PIPELINED_PER_WORKER: usize = 4;
 
 /// Command-line flags.
 #[derive(Parser, Debug)]
@@ -18,9 +22,13 @@ pub struct Args {
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     pub workers: Option<usize>,
-    /// PostgreSQL connections (default: 4 per worker).
+    /// PostgreSQL connections for work that needs one to itself (default: 4 per worker).
     #[arg(long, env = "MORIA_DB_POOL")]
     pub pool: Option<usize>,
+    /// Shared PostgreSQL connections on which the statements of all requests are pipelined
+    /// (default: 4 per worker; light loads keep to the first, heavy ones spread).
+    #[arg(long, env = "MORIA_DB_PIPELINED")]
+    pub pipelined: Option<usize>,
     /// Create and fill the World and Fortune tables (replacing them), then exit.
     #[arg(long, env = "MORIA_INIT")]
     pub init: bool,
@@ -30,5 +38,11 @@ impl Args {
     /// The pool size: `--pool` or a size that suits `workers`.
     pub fn pool_size(&self, workers: usize) -> usize {
         self.pool.unwrap_or(workers.max(1) * POOL_PER_WORKER)
+    }
+
+    /// The shared connections: `--pipelined` or a number that suits `workers`.
+    pub fn pipelined(&self, workers: usize) -> usize {
+        self.pipelined
+            .unwrap_or(workers.max(1) * PIPELINED_PER_WORKER)
     }
 }

@@ -38,7 +38,7 @@ use store::Store;
 /// Opens the database, fills it when asked (or when it is `:memory:`) and loads the cache.
 /// `None`: `--init` only.
 fn prepare(args: &Args, workers: usize) -> Result<Option<routes::App>, BoxError> {
-    let store = Store::open(&args.db, args.pool_size(workers))?;
+    let store = Store::open(&args.db, args.pool_size(workers), args.pipelined(workers))?;
     if args.init || store.is_memory() {
         store.init()?;
         log::info!("{}: World and Fortune created and filled", args.db);

@@ -25,11 +25,11 @@ pub enum Store {
 }
 
 impl Store {
-    /// Opens `target` (a `postgres://` URL, `:memory:` or a SQLite path); `pool` is the
-    /// PostgreSQL pool size.
-    pub fn open(target: &str, pool: usize) -> Result<Store> {
+    /// Opens `target` (a `postgres://` URL, `:memory:` or a SQLite path); `pool` and
+    /// `pipelined` are the PostgreSQL pool's exclusive and shared connections.
+    pub fn open(target: &str, pool: usize, pipelined: usize) -> Result<Store> {
         Ok(if moria_orm::is_postgres_url(target) {
-            Store::Postgres(pg::PgStore::open(target, pool)?)
+            Store::Postgres(pg::PgStore::open(target, pool, pipelined)?)
         } else {
             Store::Sqlite(sqlite::SqliteStore::open(target)?)
         })

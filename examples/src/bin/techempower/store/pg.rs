@@ -1,9 +1,8 @@
 //! PostgreSQL through `moria_orm::pg`: TFB's schema (`World(id, randomNumber)`, `Fortune(id,
 //! message)`, unquoted as in TFB's own scripts), the N reads of `/queries` and `/updates`
-//! pipelined into one round trip, the writes of `/updates` in one statement. Single statements
-//! (`/db`, `/fortunes`, the writes of `/updates`) go through the pool's shared connections,
-//! where the statements of many requests are pipelined together, as tokio-postgres does for
-//! TFB's Rust entries; a request's N reads take a connection of their own.
+//! queued at once, the writes of `/updates` in one statement. Every statement goes through the
+//! pool's shared connections, where the statements of many requests are pipelined together,
+//! as tokio-postgres does for TFB's Rust entries.
 
 use moria_orm::pg::types::ToSql;
 use moria_orm::pg::{Pool, PoolOptions, Row};
@@ -40,13 +39,15 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// A pool of `size` connections to `url`, checked with one connection.
-    pub fn open(url: &str, size: usize) -> Result<PgStore> {
+    /// A pool of `size` exclusive and `pipelined` shared connections to `url`, checked with
+    /// one connection.
+    pub fn open(url: &str, size: usize, pipelined: usize) -> Result<PgStore> {
         let config = moria_orm::pg::Config::parse(url)?;
         let pool = Pool::new(
             config,
             PoolOptions {
                 max_size: size,
+                pipelined,
                 ..PoolOptions::default()
             },
         )?;
@@ -82,16 +83,26 @@ impl PgStore {
         world(rows.first().ok_or("World row not found")?)
     }
 
-    /// See [`super::Store::worlds`]: one SELECT per id, all in one round trip.
+    /// See [`super::Store::worlds`]: one SELECT per id, all queued at once on a shared
+    /// connection (pipelined with other requests' statements), else on a pooled one.
     pub fn worlds(&self, ids: &[i32]) -> Result<Vec<World>> {
         let params: Vec<[&(dyn ToSql + Sync); 1]> = ids.iter().map(|id| [id as _]).collect();
-        let mut c = self.pool.acquire()?;
-        let mut p = c.pipeline();
-        for one in &params {
-            p.query(SELECT_WORLD, one);
-        }
+        let results = match self.pool.shared() {
+            Some(shared) => {
+                let sets: Vec<&[&(dyn ToSql + Sync)]> = params.iter().map(|p| &p[..]).collect();
+                shared?.query_many(SELECT_WORLD, &sets)?
+            }
+            None => {
+                let mut c = self.pool.acquire()?;
+                let mut p = c.pipeline();
+                for one in &params {
+                    p.query(SELECT_WORLD, one);
+                }
+                p.run()?
+            }
+        };
         let mut out = Vec::with_capacity(ids.len());
-        for rows in p.run()? {
+        for rows in results {
             let rows = rows?;
             let row = rows.first().ok_or("World row not found")?;
             out.push(world(row)?);
