@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use moria_orm::pg::types::ToSql;
 use moria_orm::pg::{
     Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer, SHARED_FILL,
 };
@@ -64,6 +65,20 @@ fn queue_behind(
         .collect()
 }
 
+/// Joins every fiber, then checks that `s` has nothing left in flight and still works.
+fn settle(s: &SharedClient, handles: Vec<JoinHandle<()>>) {
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(s.pending(), 0);
+    assert!(!s.is_broken());
+}
+
+/// One-parameter sets for [`SharedClient::query_many`], borrowing `values`.
+fn one_each(values: &[i64]) -> Vec<[&(dyn ToSql + Sync); 1]> {
+    values.iter().map(|v| [v as _]).collect()
+}
+
 #[test]
 fn many_fibers_on_two_workers_each_get_their_own_rows() {
     run(|| {
@@ -92,11 +107,7 @@ fn many_fibers_on_two_workers_each_get_their_own_rows() {
                 })
             })
             .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(s.pending(), 0);
-        assert!(!s.is_broken());
+        settle(&s, handles);
     });
 }
 
@@ -202,10 +213,8 @@ fn query_many_answers_each_parameter_set_in_order_and_a_failing_one_alone() {
         // First use prepares the statement; the second finds it cached.
         for _ in 0..2 {
             let ds: Vec<i64> = (0..9).collect();
-            let sets: Vec<[&(dyn moria_orm::pg::types::ToSql + Sync); 1]> =
-                ds.iter().map(|d| [d as _]).collect();
-            let params: Vec<&[&(dyn moria_orm::pg::types::ToSql + Sync)]> =
-                sets.iter().map(|p| &p[..]).collect();
+            let sets = one_each(&ds);
+            let params: Vec<_> = sets.iter().map(|p| &p[..]).collect();
             let results = s.query_many(DIV, &params).unwrap();
             assert_eq!(results.len(), 9);
             for (d, r) in ds.iter().zip(results) {
@@ -226,10 +235,8 @@ fn query_many_answers_each_parameter_set_in_order_and_a_failing_one_alone() {
                 let s = s.clone();
                 spawn(move || {
                     let vs: Vec<i64> = (0..50).map(|i| f * 1000 + i).collect();
-                    let sets: Vec<[&(dyn moria_orm::pg::types::ToSql + Sync); 1]> =
-                        vs.iter().map(|v| [v as _]).collect();
-                    let params: Vec<&[&(dyn moria_orm::pg::types::ToSql + Sync)]> =
-                        sets.iter().map(|p| &p[..]).collect();
+                    let sets = one_each(&vs);
+                    let params: Vec<_> = sets.iter().map(|p| &p[..]).collect();
                     let got = s.query_many("SELECT $1::int8 AS v", &params).unwrap();
                     for (v, r) in vs.iter().zip(got) {
                         assert_eq!(r.unwrap()[0].get::<i64>("v").unwrap(), *v);
@@ -237,11 +244,7 @@ fn query_many_answers_each_parameter_set_in_order_and_a_failing_one_alone() {
                 })
             })
             .collect();
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(s.pending(), 0);
-        assert!(!s.is_broken());
+        settle(&s, handles);
     });
 }
 
@@ -250,7 +253,7 @@ fn query_many_with_a_statement_that_does_not_prepare_fails_whole() {
     run(|| {
         let s = SharedClient::connect_config(&cfg()).unwrap();
         let one = 1i64;
-        let set: [&(dyn moria_orm::pg::types::ToSql + Sync); 1] = [&one];
+        let set: [&(dyn ToSql + Sync); 1] = [&one];
         let e = s
             .query_many("SELECT nope FROM nowhere WHERE $1::int8 = 1", &[&set[..]])
             .unwrap_err();
