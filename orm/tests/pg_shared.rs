@@ -10,9 +10,7 @@
 use std::time::Duration;
 
 use moria_orm::pg::types::ToSql;
-use moria_orm::pg::{
-    Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer, SHARED_FILL,
-};
+use moria_orm::pg::{Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer};
 use moria_runtime::{spawn, yield_now, JoinHandle, Runtime};
 
 fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
@@ -265,11 +263,13 @@ fn query_many_with_a_statement_that_does_not_prepare_fails_whole() {
 
 #[test]
 fn a_light_load_keeps_to_the_first_shared_connection() {
+    const FILL: usize = 16;
     run(|| {
         let pool = Pool::new(
             cfg(),
             PoolOptions {
                 pipelined: 3,
+                shared_fill: FILL,
                 ..PoolOptions::default()
             },
         )
@@ -280,9 +280,9 @@ fn a_light_load_keeps_to_the_first_shared_connection() {
             assert_eq!(s.backend_pid(), first.backend_pid());
             s.query("SELECT 1::int8 AS x", &[]).unwrap();
         }
-        // Past SHARED_FILL pending requests the next connection takes new ones.
+        // Past FILL pending requests the next connection takes new ones.
         let (mut admin, head) = blocked_head(&first, 7_001);
-        let queued = queue_behind(&first, 1, SHARED_FILL as i64 - 1, "SELECT $1::int8 AS v");
+        let queued = queue_behind(&first, 1, FILL as i64 - 1, "SELECT $1::int8 AS v");
         let next = pool.shared().unwrap().unwrap();
         assert_ne!(next.backend_pid(), first.backend_pid());
         admin

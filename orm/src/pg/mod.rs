@@ -46,7 +46,7 @@ pub use error::{DbError, Error, Result, QUERY_CANCELED, UNIQUE_VIOLATION};
 pub use pipeline::Pipeline;
 pub use pool::{
     Pool, PoolOptions, PooledClient, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_CHECK_AFTER_IDLE,
-    DEFAULT_MAX_LIFETIME, DEFAULT_PIPELINED, DEFAULT_POOL_SIZE, MAX_POOL_SIZE, SHARED_FILL,
+    DEFAULT_MAX_LIFETIME, DEFAULT_PIPELINED, DEFAULT_POOL_SIZE, DEFAULT_SHARED_FILL, MAX_POOL_SIZE,
 };
 pub use row::{Column, Row, RowIndex, SimpleRow, Statement};
 pub use shared::{SharedClient, MAX_IN_FLIGHT_BYTES};

@@ -34,8 +34,8 @@ pub const DEFAULT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(30);
 pub const DEFAULT_CHECK_AFTER_IDLE: Duration = Duration::from_secs(10);
 /// Shared (pipelined) connections per pool unless configured.
 pub const DEFAULT_PIPELINED: usize = 2;
-/// Requests pending on a shared connection before [`Pool::shared`] moves on to the next one.
-pub const SHARED_FILL: usize = 64;
+/// [`PoolOptions::shared_fill`] unless configured: always the least busy shared connection.
+pub const DEFAULT_SHARED_FILL: usize = 0;
 /// Age after which a connection is replaced, unless configured.
 pub const DEFAULT_MAX_LIFETIME: Duration = Duration::from_secs(30 * 60);
 
@@ -55,6 +55,11 @@ pub struct PoolOptions {
     /// Shared connections for [`Pool::shared`], on top of `max_size` (0: none). Default
     /// [`DEFAULT_PIPELINED`].
     pub pipelined: usize,
+    /// Requests pending on a shared connection before [`Pool::shared`] moves on to the next
+    /// (0: always the least busy). Filling one connection first makes bigger pipelined batches
+    /// under light load; with several workers it also sends every caller to the worker that
+    /// owns that socket. Default [`DEFAULT_SHARED_FILL`].
+    pub shared_fill: usize,
 }
 
 impl Default for PoolOptions {
@@ -65,6 +70,7 @@ impl Default for PoolOptions {
             check_after_idle: DEFAULT_CHECK_AFTER_IDLE,
             max_lifetime: DEFAULT_MAX_LIFETIME,
             pipelined: DEFAULT_PIPELINED,
+            shared_fill: DEFAULT_SHARED_FILL,
         }
     }
 }
@@ -171,9 +177,9 @@ impl Pool {
     }
 
     /// One of the pool's shared connections, opened or replaced as needed: the first with
-    /// fewer than [`SHARED_FILL`] requests pending, else the least busy. Light loads keep to one
-    /// socket (bigger pipelined batches, fewer wake-ups), heavy ones spread over all of them.
-    /// `None` when the pool has none ([`PoolOptions::pipelined`] is 0).
+    /// fewer than [`PoolOptions::shared_fill`] requests pending, else the least busy (the first
+    /// on a tie, so a lone fiber keeps to one socket and one worker). `None` when the pool has
+    /// none ([`PoolOptions::pipelined`] is 0).
     pub fn shared(&self) -> Option<Result<SharedClient>> {
         let pending = |i: usize| {
             self.inner.shared[i]
@@ -183,7 +189,7 @@ impl Pool {
         };
         let n = self.inner.shared.len();
         let i = (0..n)
-            .find(|&i| pending(i) < SHARED_FILL)
+            .find(|&i| pending(i) < self.inner.opts.shared_fill)
             .or_else(|| (0..n).min_by_key(|&i| pending(i)))?;
         // A fiber-aware lock: after a restart one fiber reconnects while the others wait.
         let mut slot = self.inner.shared[i].lock();

@@ -8,6 +8,9 @@ pub const POOL_PER_WORKER: usize = 4;
 /// cores: with one, `/queries` and `/updates` spent twice the system time waking up for
 /// answers; bench/README.md, "The database rows").
 pub const PIPELINED_PER_WORKER: usize = 4;
+/// Requests pending on a shared connection before the next is used, with one worker (see
+/// [`Args::shared_fill`]).
+pub const SHARED_FILL: usize = 64;
 
 /// Command-line flags.
 #[derive(Parser, Debug)]
@@ -38,6 +41,19 @@ impl Args {
     /// The pool size: `--pool` or a size that suits `workers`.
     pub fn pool_size(&self, workers: usize) -> usize {
         self.pool.unwrap_or(workers.max(1) * POOL_PER_WORKER)
+    }
+
+    /// When the pool moves on to the next shared connection: with one worker, once the first
+    /// has [`SHARED_FILL`] requests pending (`/db` keeps to one socket in big batches, `/queries`
+    /// spreads); with several, always the least busy, since a socket's waiters are woken on
+    /// the worker that owns it (the `Db` by-one ×64 row: fill-first 0.77–0.80 of
+    /// tokio-postgres, least busy 1.03–1.06, bench/README.md).
+    pub fn shared_fill(workers: usize) -> usize {
+        if workers <= 1 {
+            SHARED_FILL
+        } else {
+            0
+        }
     }
 
     /// The shared connections: `--pipelined` or a number that suits `workers`.

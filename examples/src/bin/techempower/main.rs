@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use clap::Parser;
 use moria_http::{BoxError, Server};
+use moria_orm::pg::PoolOptions;
 use moria_runtime::shutdown;
 
 use args::Args;
@@ -38,7 +39,15 @@ use store::Store;
 /// Opens the database, fills it when asked (or when it is `:memory:`) and loads the cache.
 /// `None`: `--init` only.
 fn prepare(args: &Args, workers: usize) -> Result<Option<routes::App>, BoxError> {
-    let store = Store::open(&args.db, args.pool_size(workers), args.pipelined(workers))?;
+    let store = Store::open(
+        &args.db,
+        PoolOptions {
+            max_size: args.pool_size(workers),
+            pipelined: args.pipelined(workers),
+            shared_fill: Args::shared_fill(workers),
+            ..PoolOptions::default()
+        },
+    )?;
     if args.init || store.is_memory() {
         store.init()?;
         log::info!("{}: World and Fortune created and filled", args.db);

@@ -9,6 +9,7 @@ mod pg;
 mod sqlite;
 
 use moria_http::BoxError;
+use moria_orm::pg::PoolOptions;
 
 use crate::fortune::Fortune;
 use crate::world::World;
@@ -25,11 +26,11 @@ pub enum Store {
 }
 
 impl Store {
-    /// Opens `target` (a `postgres://` URL, `:memory:` or a SQLite path); `pool` and
-    /// `pipelined` are the PostgreSQL pool's exclusive and shared connections.
-    pub fn open(target: &str, pool: usize, pipelined: usize) -> Result<Store> {
+    /// Opens `target` (a `postgres://` URL, `:memory:` or a SQLite path); `pool` configures
+    /// the PostgreSQL pool.
+    pub fn open(target: &str, pool: PoolOptions) -> Result<Store> {
         Ok(if moria_orm::is_postgres_url(target) {
-            Store::Postgres(pg::PgStore::open(target, pool, pipelined)?)
+            Store::Postgres(pg::PgStore::open(target, pool)?)
         } else {
             Store::Sqlite(sqlite::SqliteStore::open(target)?)
         })

@@ -39,18 +39,10 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// A pool of `size` exclusive and `pipelined` shared connections to `url`, checked with
-    /// one connection.
-    pub fn open(url: &str, size: usize, pipelined: usize) -> Result<PgStore> {
+    /// A pool configured by `options` to `url`, checked with one connection.
+    pub fn open(url: &str, options: PoolOptions) -> Result<PgStore> {
         let config = moria_orm::pg::Config::parse(url)?;
-        let pool = Pool::new(
-            config,
-            PoolOptions {
-                max_size: size,
-                pipelined,
-                ..PoolOptions::default()
-            },
-        )?;
+        let pool = Pool::new(config, options)?;
         drop(pool.acquire()?);
         Ok(PgStore { pool })
     }
