@@ -187,9 +187,10 @@ impl Pool {
                 .as_ref()
                 .map_or(0, SharedClient::pending)
         };
-        let n = self.inner.shared.len();
+        let (n, fill) = (self.inner.shared.len(), self.inner.opts.shared_fill);
+        // With no fill (the default) the first pass is skipped without taking any lock.
         let i = (0..n)
-            .find(|&i| pending(i) < self.inner.opts.shared_fill)
+            .find(|&i| fill > 0 && pending(i) < fill)
             .or_else(|| (0..n).min_by_key(|&i| pending(i)))?;
         // A fiber-aware lock: after a restart one fiber reconnects while the others wait.
         let mut slot = self.inner.shared[i].lock();

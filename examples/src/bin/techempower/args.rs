@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long, env = "MORIA_DB_POOL")]
     pub pool: Option<usize>,
     /// Shared PostgreSQL connections on which the statements of all requests are pipelined
-    /// (default: 4 per worker; light loads keep to the first, heavy ones spread).
+    /// (default: 4 per worker).
     #[arg(long, env = "MORIA_DB_PIPELINED")]
     pub pipelined: Option<usize>,
     /// Create and fill the World and Fortune tables (replacing them), then exit.
