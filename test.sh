@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Moria's test command: installs the Debian packages the tests build with or use as real peers
+# when they are missing, then runs `cargo test --workspace` (extra arguments go to cargo test).
+#
+#   ./test.sh                 install what is missing, then run every test
+#   ./test.sh -p moria-http   the same, one crate
+#   ./test.sh --install-only  install what is missing and stop (what .ci/run does before clippy)
+#
+# Installing needs root or sudo; without either it stops and names the packages to install.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# What each package is for: the build links OpenSSL (pkg-config, libssl-dev); the tests talk to
+# real peers: openssl s_client/x509 and curl as clients, gzip to check our compression, nginx as
+# an origin and tinyproxy as a forward proxy for the HTTP client, a throwaway PostgreSQL server
+# (initdb + postgres, started by the tests), SoftHSM for the PKCS#11 key tests.
+missing=()
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl)
+command -v gzip >/dev/null || missing+=(gzip)
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v tinyproxy >/dev/null || [ -x /usr/bin/tinyproxy ] || missing+=(tinyproxy)
+ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
+[ -e /usr/lib/softhsm/libsofthsm2.so ] || missing+=(softhsm2)
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "test.sh: installing the Debian packages the tests need: ${missing[*]}"
+  if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+  elif command -v sudo >/dev/null; then
+    sudo=(sudo)
+  else
+    echo "test.sh: not root and no sudo: install ${missing[*]} (apt-get install ${missing[*]}) and run again" >&2
+    exit 1
+  fi
+  if ! command -v apt-get >/dev/null; then
+    echo "test.sh: no apt-get here: install the equivalents of ${missing[*]} and run again" >&2
+    exit 1
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; }; then
+    echo "test.sh: could not install ${missing[*]}: install them by hand and run again" >&2
+    exit 1
+  fi
+fi
+
+if [ "${1:-}" = "--install-only" ]; then
+  exit 0
+fi
+exec cargo test --workspace "$@"
