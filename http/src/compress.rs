@@ -7,7 +7,7 @@ use std::io::{self, Read, Write};
 use flate2::write::{GzEncoder, ZlibEncoder};
 use moria_runtime::blocking_io;
 
-use crate::response::{has, Kind, Response};
+use crate::response::{has, BodyKind, Response};
 
 /// Smallest body compressed by default (smaller bodies gain little and cost CPU).
 pub const DEFAULT_MIN_SIZE: usize = 1024;
@@ -155,7 +155,7 @@ pub(crate) fn apply(
         _ => return Ok(()),
     }
     let eligible = match &res.body {
-        Kind::Reader(_, len) => len.is_none_or(|n| n >= cfg.min_size as u64),
+        BodyKind::Reader(_, len) => len.is_none_or(|n| n >= cfg.min_size as u64),
         _ => res.memory_body().is_some_and(|b| b.len() >= cfg.min_size),
     };
     if !eligible {
@@ -171,10 +171,10 @@ pub(crate) fn apply(
     };
     // Encoders are built and run on the offload pool: their state is large (miniz builds
     // ~160 KiB of tables, on the stack in debug builds), too large for a fiber stack.
-    if matches!(res.body, Kind::Reader(..)) {
-        if let Kind::Reader(r, _) = std::mem::replace(&mut res.body, Kind::Empty) {
+    if matches!(res.body, BodyKind::Reader(..)) {
+        if let BodyKind::Reader(r, _) = std::mem::replace(&mut res.body, BodyKind::Empty) {
             let encoder = blocking_io(move || Ok(encoder(coding, r, level)))?;
-            res.body = Kind::Reader(
+            res.body = BodyKind::Reader(
                 Box::new(OffloadedRead {
                     inner: Some(encoder),
                     buf: Vec::new(),
@@ -183,9 +183,9 @@ pub(crate) fn apply(
             );
         }
     } else {
-        let body: Vec<u8> = match std::mem::replace(&mut res.body, Kind::Empty) {
-            Kind::Static(s) => s.to_vec(),
-            Kind::Bytes(v) => Vec::from(v),
+        let body: Vec<u8> = match std::mem::replace(&mut res.body, BodyKind::Empty) {
+            BodyKind::Static(s) => s.to_vec(),
+            BodyKind::Bytes(v) => Vec::from(v),
             _ => std::mem::take(&mut res.buf),
         };
         let out = std::mem::take(scratch);
@@ -208,7 +208,7 @@ pub(crate) fn apply(
         })?;
         res.buf = out;
         *scratch = body;
-        res.body = Kind::Buffer;
+        res.body = BodyKind::Buffer;
     }
     res.header("Content-Encoding", name);
     Ok(())

@@ -18,7 +18,12 @@
 //! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
 //!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
 //!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
-//!   loop, failure → status, the shared `Date` cache), `role/client/` (response head reading).
+//!   loop, buffers, failure → status, the shared `Date` cache), `role/client/` (response head
+//!   reading). It names no application type.
+//! - `dispatch` (private): the one seam between protocols and the application: `Dispatcher`
+//!   (tracker, `catch_unwind`, counters, errors → 500) and `dispatch/h1` (a parsed h1 head →
+//!   `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
+//!   server's event counters. `source` (private): [`Source`] and the multipart/byteranges body.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.
 //! - `http_date` (private): IMF-fixdate text for `Date` and `Last-Modified`.
@@ -30,6 +35,8 @@ pub mod access_log;
 pub mod body;
 pub mod client;
 pub mod compress;
+mod counters;
+mod dispatch;
 mod error;
 #[cfg(feature = "fuzzing")]
 #[doc(hidden)]
@@ -46,6 +53,7 @@ pub mod request;
 pub mod response;
 pub mod router;
 pub mod server;
+mod source;
 pub mod static_files;
 pub mod status;
 pub mod stream;

@@ -9,13 +9,13 @@ use moria_streams::http_grammar::{is_field_value, is_token};
 use moria_streams::File;
 
 use crate::h1::is_framing_field;
-use crate::stream::Ranges;
+use crate::source::Ranges;
 
 /// A streamed body: called with the connection's writer after the head is sent.
 pub type StreamFn = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>;
 
 /// What a response carries after its head.
-pub(crate) enum Kind {
+pub(crate) enum BodyKind {
     Empty,
     Static(&'static [u8]),
     /// Owned or shared bytes: a `Vec` moves in without a copy, a [`Bytes`] shared between
@@ -29,62 +29,65 @@ pub(crate) enum Kind {
     Ranges(Ranges),
 }
 
-impl Kind {
+impl BodyKind {
     /// Whether dropping this body frees or closes something (the enum's drop glue is a call
     /// per response; the bodies of most responses own nothing).
     fn owns(&self) -> bool {
-        !matches!(self, Kind::Empty | Kind::Static(_) | Kind::Buffer)
+        !matches!(
+            self,
+            BodyKind::Empty | BodyKind::Static(_) | BodyKind::Buffer
+        )
     }
 }
 
 /// A response body.
-pub struct Body(pub(crate) Kind);
+pub struct Body(pub(crate) BodyKind);
 
 impl Body {
     /// No body (`Content-Length: 0`).
     pub fn empty() -> Body {
-        Body(Kind::Empty)
+        Body(BodyKind::Empty)
     }
 
     /// A reader; with `len` it is sent with that Content-Length (and must yield exactly that
     /// many bytes), without it chunked (HTTP/1.1) or until close (HTTP/1.0).
     pub fn reader(reader: impl Read + Send + 'static, len: Option<u64>) -> Body {
-        Body(Kind::Reader(Box::new(reader), len))
+        Body(BodyKind::Reader(Box::new(reader), len))
     }
 
     /// `len` bytes of `file` from `offset`, sent with `sendfile` on plain TCP (reads on the
     /// offload pool otherwise).
     pub fn file(file: File, offset: u64, len: u64) -> Body {
-        Body(Kind::File(file, offset, len))
+        Body(BodyKind::File(file, offset, len))
     }
 
     /// A body written by `f` after the head is sent, chunked (or until close on HTTP/1.0).
     pub fn stream(f: impl FnOnce(&mut dyn Write) -> io::Result<()> + Send + 'static) -> Body {
-        Body(Kind::Stream(Box::new(f)))
+        Body(BodyKind::Stream(Box::new(f)))
     }
 }
 
 impl From<&'static str> for Body {
     fn from(s: &'static str) -> Body {
-        Body(Kind::Static(s.as_bytes()))
+        Body(BodyKind::Static(s.as_bytes()))
     }
 }
 
 impl From<&'static [u8]> for Body {
     fn from(s: &'static [u8]) -> Body {
-        Body(Kind::Static(s))
+        Body(BodyKind::Static(s))
     }
 }
 
 impl From<Vec<u8>> for Body {
     fn from(v: Vec<u8>) -> Body {
-        Body(Kind::Bytes(Bytes::from(v)))
+        Body(BodyKind::Bytes(Bytes::from(v)))
     }
 }
 
 impl From<String> for Body {
     fn from(s: String) -> Body {
-        Body(Kind::Bytes(Bytes::from(s)))
+        Body(BodyKind::Bytes(Bytes::from(s)))
     }
 }
 
@@ -92,7 +95,7 @@ impl From<String> for Body {
 /// a copy.
 impl From<Bytes> for Body {
     fn from(b: Bytes) -> Body {
-        Body(Kind::Bytes(b))
+        Body(BodyKind::Bytes(b))
     }
 }
 
@@ -113,7 +116,7 @@ pub struct Response {
     pub(crate) has: u8,
     pub(crate) close: bool,
     pub(crate) invalid: Option<&'static str>,
-    pub(crate) body: Kind,
+    pub(crate) body: BodyKind,
     pub(crate) buf: Vec<u8>,
 }
 
@@ -142,7 +145,7 @@ impl Response {
             has: 0,
             close: false,
             invalid: None,
-            body: Kind::Empty,
+            body: BodyKind::Empty,
             buf: Vec::new(),
         }
     }
@@ -155,12 +158,12 @@ impl Response {
         self.has = 0;
         self.close = false;
         self.invalid = None;
-        self.replace_body(Kind::Empty);
+        self.replace_body(BodyKind::Empty);
         self.buf.clear();
     }
 
     /// Puts `kind` in place of the body, calling the old one's drop only when it owns something.
-    fn replace_body(&mut self, kind: Kind) {
+    fn replace_body(&mut self, kind: BodyKind) {
         let old = std::mem::replace(&mut self.body, kind);
         if old.owns() {
             drop(old);
@@ -287,9 +290,9 @@ impl Response {
 
     /// The response's reusable in-memory body buffer (the body becomes its content).
     pub fn body_mut(&mut self) -> &mut Vec<u8> {
-        if !matches!(self.body, Kind::Buffer) {
+        if !matches!(self.body, BodyKind::Buffer) {
             self.buf.clear();
-            self.body = Kind::Buffer;
+            self.body = BodyKind::Buffer;
         }
         &mut self.buf
     }
@@ -308,10 +311,10 @@ impl Response {
     /// The in-memory body, if the body is held in memory.
     pub(crate) fn memory_body(&self) -> Option<&[u8]> {
         match &self.body {
-            Kind::Empty => Some(&[]),
-            Kind::Static(s) => Some(s),
-            Kind::Bytes(v) => Some(v.as_ref()),
-            Kind::Buffer => Some(&self.buf),
+            BodyKind::Empty => Some(&[]),
+            BodyKind::Static(s) => Some(s),
+            BodyKind::Bytes(v) => Some(v.as_ref()),
+            BodyKind::Buffer => Some(&self.buf),
             _ => None,
         }
     }

@@ -5,51 +5,13 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use moria_streams::File;
-
 use crate::limits::DEFAULT_MAX_RANGES;
 use crate::method::Method;
 use crate::range::{parse_range, RangeOutcome};
 use crate::request::Request;
-use crate::response::{Kind, Response};
-use crate::transport::Transport;
-
-/// Anything readable and seekable.
-pub trait ReadSeek: Read + Seek + Send {}
-impl<T: Read + Seek + Send> ReadSeek for T {}
-
-/// The bytes `respond_stream` serves: a file (sent with `sendfile` on plain TCP) or any
-/// seekable reader.
-pub enum Source {
-    /// A file; ranges are sent without copying through user space where the transport allows.
-    File(File),
-    /// Any seekable reader.
-    Seekable(Box<dyn ReadSeek>),
-}
-
-impl From<File> for Source {
-    fn from(f: File) -> Source {
-        Source::File(f)
-    }
-}
-
-impl Source {
-    /// Wraps any seekable reader.
-    pub fn seekable(r: impl ReadSeek + 'static) -> Source {
-        Source::Seekable(Box::new(r))
-    }
-
-    /// A body of `len` bytes from `offset`.
-    fn into_kind(self, offset: u64, len: u64) -> io::Result<Kind> {
-        Ok(match self {
-            Source::File(f) => Kind::File(f, offset, len),
-            Source::Seekable(mut r) => {
-                r.seek(SeekFrom::Start(offset))?;
-                Kind::Reader(Box::new(r.take(len)), Some(len))
-            }
-        })
-    }
-}
+use crate::response::{BodyKind, Response};
+use crate::source::Ranges;
+pub use crate::source::{ReadSeek, Source};
 
 /// What `respond_stream` needs to know about the representation.
 #[derive(Debug, Clone, Copy)]
@@ -76,53 +38,6 @@ impl<'a> StreamInfo<'a> {
             last_modified: None,
             max_ranges: DEFAULT_MAX_RANGES,
         }
-    }
-}
-
-/// A multipart/byteranges body.
-pub(crate) struct Ranges {
-    source: Source,
-    parts: Vec<(Vec<u8>, u64, u64)>,
-    trailer: Vec<u8>,
-}
-
-impl Ranges {
-    /// Total body length.
-    pub(crate) fn len(&self) -> u64 {
-        self.parts
-            .iter()
-            .map(|(h, a, b)| h.len() as u64 + (b - a + 1))
-            .sum::<u64>()
-            + self.trailer.len() as u64
-    }
-
-    /// Writes every part to the transport (out of line: its copy buffer would make any caller's
-    /// frame large).
-    #[inline(never)]
-    pub(crate) fn write_to(self, out: &mut dyn Transport) -> io::Result<()> {
-        let Ranges {
-            mut source,
-            parts,
-            trailer,
-        } = self;
-        for (head, a, b) in parts {
-            out.write_all(&head)?;
-            let len = b - a + 1;
-            match &mut source {
-                Source::File(f) => out.send_file(f, a, len)?,
-                Source::Seekable(r) => {
-                    r.seek(SeekFrom::Start(a))?;
-                    let copied = io::copy(&mut r.take(len), &mut *out)?;
-                    if copied != len {
-                        return Err(io::Error::new(
-                            io::ErrorKind::UnexpectedEof,
-                            "source shorter than its size",
-                        ));
-                    }
-                }
-            }
-        }
-        out.write_all(&trailer)
     }
 }
 
@@ -153,19 +68,19 @@ pub fn respond_stream(
     match outcome {
         RangeOutcome::Full => {
             res.status(200).content_type(info.content_type);
-            res.body = source.into_kind(0, info.size)?;
+            res.body = body_of(source, 0, info.size)?;
         }
         RangeOutcome::Unsatisfiable => {
             res.status(416)
                 .header("Content-Range", format!("bytes */{}", info.size));
-            res.body = Kind::Empty;
+            res.body = BodyKind::Empty;
         }
         RangeOutcome::Partial(r) if r.len() == 1 => {
             let (a, b) = r[0];
             res.status(206)
                 .content_type(info.content_type)
                 .header("Content-Range", format!("bytes {a}-{b}/{}", info.size));
-            res.body = source.into_kind(a, b - a + 1)?;
+            res.body = body_of(source, a, b - a + 1)?;
         }
         RangeOutcome::Partial(r) => {
             let boundary = boundary();
@@ -182,7 +97,7 @@ pub fn respond_stream(
                 })
                 .collect();
             let trailer = format!("\r\n--{boundary}--\r\n").into_bytes();
-            res.body = Kind::Ranges(Ranges {
+            res.body = BodyKind::Ranges(Ranges {
                 source,
                 parts,
                 trailer,
@@ -230,4 +145,15 @@ fn boundary() -> String {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^= z >> 31;
     format!("moria{z:016x}")
+}
+
+/// A body of `len` bytes from `offset` of `source`.
+fn body_of(source: Source, offset: u64, len: u64) -> io::Result<BodyKind> {
+    Ok(match source {
+        Source::File(f) => BodyKind::File(f, offset, len),
+        Source::Seekable(mut r) => {
+            r.seek(SeekFrom::Start(offset))?;
+            BodyKind::Reader(Box::new(r.take(len)), Some(len))
+        }
+    })
 }

@@ -8,8 +8,9 @@
 //!   through (over moria-streams' `Limited` and `ChunkedReader`).
 //! - `encode/`: heads out, for both roles: `response.rs` (server), `request.rs` (client), and
 //!   the [`Length`] both declare their framing with.
-//! - `role/server/`: the connection loop, responding, the working-state pool, the cached date,
-//!   the input `BufRead`, and the status each [`Failure`] gets.
+//! - `role/server/`: the connection loop, the working state's buffers and their pool, the
+//!   cached date, the input `BufRead`, and the status each [`Failure`] gets; each parsed head
+//!   goes to a `Dispatch` (implemented above the codec, by `crate::dispatch::h1`).
 //! - `role/client/`: reading a response head off a connection; the rest of the client (pool,
 //!   TLS, redirects) is `crate::client`, which uses only what this file exports.
 //!
@@ -20,10 +21,16 @@ mod decode;
 mod encode;
 mod role;
 
+pub(crate) use decode::HeadBounds;
 #[cfg(feature = "fuzzing")]
 pub(crate) use decode::{take_head, HeadScan};
 pub(crate) use decode::{BodyDecoder, BodyFault, BodyFraming, Head, ResponseHead};
 pub use decode::{Failure, Framing, Violation};
-pub(crate) use encode::{encode_request, is_framing_field, Length};
+pub(crate) use encode::{
+    encode_head, encode_request, is_framing_field, ConnHeader, HeadToSend, Length,
+};
 pub(crate) use role::client::{read_response_head, HeadError};
-pub(crate) use role::server::{serve, Carry, ConnConfig, ConnCtx, ConnPool, Ending, Input};
+pub(crate) use role::server::{
+    serve, Conn, ConnMemory, ConnPool, Dispatch, Ending, Input, Next, Scratch, INIT_READ_BUF,
+    MIN_BODY_ROOM, WRITE_FLUSH_AT,
+};

@@ -18,8 +18,10 @@ use moria_runtime::ShutdownToken;
 
 use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
-use crate::h1::{self, Carry, ConnCtx, Ending};
-use crate::server::Counters;
+use crate::counters::Counters;
+use crate::dispatch::h1::ConnCtx;
+use crate::dispatch::Dispatcher;
+use crate::h1::{self, ConnMemory, Ending};
 use crate::tls;
 use crate::tls_info::TlsInfo;
 use crate::tracker::Registration;
@@ -43,7 +45,7 @@ pub(super) struct Connection {
     reg: Registration,
     io: Io,
     peer: SocketAddr,
-    carry: Carry,
+    memory: ConnMemory,
     shared: Arc<Shared>,
 }
 
@@ -64,7 +66,7 @@ impl AsRawFd for Connection {
 
 impl Parkable for Connection {
     fn registered(&mut self) -> &mut bool {
-        &mut self.carry.in_lot
+        &mut self.memory.in_lot
     }
 }
 
@@ -167,7 +169,7 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
         reg,
         io,
         peer,
-        carry: Carry::default(),
+        memory: ConnMemory::default(),
         shared,
     });
 }
@@ -181,24 +183,26 @@ fn serve(mut conn: Connection) {
             reg,
             io,
             peer,
-            carry,
+            memory,
             ..
         } = &mut conn;
         let mut ctx = ConnCtx {
             cfg: &shared.cfg,
-            handler: &*shared.handler,
-            peer: *peer,
-            tls: None,
-            state: &reg.state,
+            dispatcher: Dispatcher {
+                handler: &*shared.handler,
+                peer: *peer,
+                tls: None,
+                state: &reg.state,
+                counters: &shared.counters,
+            },
             token: &shared.token,
-            counters: &shared.counters,
         };
         match io {
-            Io::Plain(stream) => h1::serve(stream, &ctx, &shared.conns, carry),
+            Io::Plain(stream) => h1::serve(stream, &ctx, &shared.conns, memory),
             Io::Tls(tls) => {
                 let (stream, info) = &mut **tls;
-                ctx.tls = Some(info);
-                h1::serve(stream, &ctx, &shared.conns, carry)
+                ctx.dispatcher.tls = Some(info);
+                h1::serve(stream, &ctx, &shared.conns, memory)
             }
         }
     };

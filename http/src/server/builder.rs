@@ -12,10 +12,12 @@ use moria_runtime::ShutdownToken;
 
 use super::accept::{self, accept_loop};
 use super::refuse::MAX_REFUSING;
-use super::{supervise, Counters, Server, Shared, DEFAULT_SERVER_HEADER};
+use super::{supervise, Server, Shared, DEFAULT_SERVER_HEADER};
 use crate::compress::Compression;
+use crate::counters::Counters;
+use crate::dispatch::h1::ConnConfig;
 use crate::error::{Error, Result};
-use crate::h1::{ConnConfig, ConnPool};
+use crate::h1::ConnPool;
 use crate::handler::Handler;
 use crate::limits::{self, Limits};
 use crate::tracker::Tracker;

@@ -25,10 +25,11 @@ use moria_runtime::ShutdownToken;
 
 use accept::Connection;
 pub use builder::ServerBuilder;
-pub(crate) use stats::Counters;
 pub use stats::ServerStats;
 
-use crate::h1::{ConnConfig, ConnPool};
+use crate::counters::Counters;
+use crate::dispatch::h1::{ConnConfig, Exchange};
+use crate::h1::ConnPool;
 use crate::handler::Handler;
 use crate::tracker::Tracker;
 
@@ -53,7 +54,7 @@ pub(super) struct Shared {
     /// Idle keep-alive connections, waiting for their next request without a fiber.
     lot: ParkingLot<Connection>,
     /// Working states (buffers, parsed head, response) of connections being served.
-    conns: ConnPool,
+    conns: ConnPool<Exchange>,
 }
 
 /// How a shutdown ended.

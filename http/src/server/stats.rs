@@ -1,7 +1,9 @@
 //! A server's counters: plain relaxed atomics bumped where things happen, read as one snapshot.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
+
+use crate::counters::Counters;
 
 /// A snapshot of a server's counters since it started.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -53,22 +55,7 @@ impl fmt::Display for ServerStats {
     }
 }
 
-/// The live counters behind [`ServerStats`].
-#[derive(Default)]
-pub(crate) struct Counters {
-    pub(crate) accepted: AtomicU64,
-    pub(crate) refused: AtomicU64,
-    pub(crate) handler_panics: AtomicU64,
-    pub(crate) body_panics: AtomicU64,
-    pub(crate) tls_handoffs: AtomicU64,
-}
-
 impl Counters {
-    /// Adds one to `counter`.
-    pub(crate) fn bump(counter: &AtomicU64) {
-        counter.fetch_add(1, Relaxed);
-    }
-
     /// Reads every counter; `reclaimed` is the tracker's (the gauges are left at zero).
     pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
         ServerStats {

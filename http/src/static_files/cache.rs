@@ -73,11 +73,11 @@ impl FileCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::static_files::open::Kind;
+    use crate::static_files::open::EntryKind;
 
     fn stat(size: u64) -> Stat {
         Stat {
-            kind: Kind::File,
+            kind: EntryKind::File,
             size,
             mtime_secs: 1,
             mtime_nanos: 0,

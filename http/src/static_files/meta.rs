@@ -106,11 +106,11 @@ pub(crate) fn content_type(name: &str) -> Cow<'static, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::static_files::open::Kind;
+    use crate::static_files::open::EntryKind;
 
     fn stat(size: u64, secs: i64, nanos: u32, ino: u64) -> Stat {
         Stat {
-            kind: Kind::File,
+            kind: EntryKind::File,
             size,
             mtime_secs: secs,
             mtime_nanos: nanos,

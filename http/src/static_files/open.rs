@@ -82,7 +82,7 @@ pub(crate) struct Root {
 
 /// What kind of thing an opened path is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub(crate) enum EntryKind {
     /// A regular file.
     File,
     /// A directory.
@@ -94,7 +94,7 @@ pub(crate) enum Kind {
 /// The metadata the responses need, read once per open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stat {
-    pub kind: Kind,
+    pub kind: EntryKind,
     pub size: u64,
     pub mtime_secs: i64,
     pub mtime_nanos: u32,
@@ -107,11 +107,11 @@ impl Stat {
         let ft = m.file_type();
         Stat {
             kind: if ft.is_file() {
-                Kind::File
+                EntryKind::File
             } else if ft.is_dir() {
-                Kind::Directory
+                EntryKind::Directory
             } else {
-                Kind::Other
+                EntryKind::Other
             },
             size: m.len(),
             mtime_secs: m.mtime(),
@@ -380,14 +380,14 @@ mod tests {
         let (_d, r) = tree();
         for inline in [true, false] {
             let s = outcome(&r, "a.txt", false, inline).unwrap();
-            assert_eq!((s.kind, s.size), (Kind::File, 5));
+            assert_eq!((s.kind, s.size), (EntryKind::File, 5));
             assert_eq!(
                 outcome(&r, "", false, inline).unwrap().kind,
-                Kind::Directory
+                EntryKind::Directory
             );
             assert_eq!(
                 outcome(&r, "sub", false, inline).unwrap().kind,
-                Kind::Directory
+                EntryKind::Directory
             );
             assert_eq!(outcome(&r, "in", false, inline).unwrap().size, 5);
             assert_eq!(outcome(&r, "sub/up", false, inline).unwrap().size, 5);
@@ -476,7 +476,7 @@ mod tests {
         // Through the pool: allowed, and it puts the path in the dentry cache.
         assert_eq!(
             outcome(&r, &mount, false, false).unwrap().kind,
-            Kind::Directory
+            EntryKind::Directory
         );
         assert!(r.open_inline(&mount, resolve).unwrap().is_none(), "{mount}");
         assert!(r.open_inline(".", resolve).unwrap().is_some());

@@ -6,7 +6,7 @@ use std::io;
 use std::sync::Arc;
 
 use super::cache::FileCache;
-use super::open::{Handle, Kind, OpenError, Opened, Root};
+use super::open::{EntryKind, Handle, OpenError, Opened, Root};
 use super::path::{self, Rejection};
 use super::{listing, meta, Settings, INDEX_FILE, SMALL_FILE_MAX};
 use crate::compress::{self, Coding};
@@ -89,15 +89,13 @@ pub(crate) fn resolve(
         Err(other) => return Ok(other),
     };
     match opened.stat.kind {
-        Kind::File if rel.trailing_slash => Ok(Outcome::NotFound),
-        Kind::File => cx.file(req, opened, &rel.rel),
-        Kind::Other => Ok(Outcome::Forbidden),
-        Kind::Directory if !rel.trailing_slash => Ok(Outcome::Redirect(path::directory_location(
-            &s.prefix,
-            &rel.rel,
-            req.query(),
-        ))),
-        Kind::Directory => {
+        EntryKind::File if rel.trailing_slash => Ok(Outcome::NotFound),
+        EntryKind::File => cx.file(req, opened, &rel.rel),
+        EntryKind::Other => Ok(Outcome::Forbidden),
+        EntryKind::Directory if !rel.trailing_slash => Ok(Outcome::Redirect(
+            path::directory_location(&s.prefix, &rel.rel, req.query()),
+        )),
+        EntryKind::Directory => {
             drop(opened);
             cx.directory(req, &rel.rel)
         }
@@ -128,7 +126,9 @@ impl Ctx<'_> {
             return o;
         };
         match o.handle {
-            Handle::Inline(f) if o.stat.kind == Kind::File && o.stat.size <= SMALL_FILE_MAX => {
+            Handle::Inline(f)
+                if o.stat.kind == EntryKind::File && o.stat.size <= SMALL_FILE_MAX =>
+            {
                 let file = Arc::new(f);
                 cache.put(rel, Arc::clone(&file), o.stat);
                 Opened {
@@ -152,7 +152,7 @@ impl Ctx<'_> {
             format!("{rel}/{INDEX_FILE}")
         };
         match self.open(&index)? {
-            Ok(o) if o.stat.kind == Kind::File => return self.file(req, o, &index),
+            Ok(o) if o.stat.kind == EntryKind::File => return self.file(req, o, &index),
             Ok(_) | Err(Outcome::NotFound) => {}
             Err(other) => return Ok(other),
         }
@@ -187,7 +187,7 @@ impl Ctx<'_> {
         };
         if s.precompressed && coding == Coding::Gzip {
             if let Ok(Ok(gz)) = self.open(&format!("{rel}.gz")) {
-                if gz.stat.kind == Kind::File {
+                if gz.stat.kind == EntryKind::File {
                     return Ok(Outcome::File(Served {
                         opened: gz,
                         content_type,

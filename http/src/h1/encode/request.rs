@@ -1,5 +1,5 @@
 //! Request head encoding: request line, Host, caller fields (validated by the client with
-//! [`valid_name`](super::valid_name) and [`valid_value`](super::valid_value)), framing.
+//! `moria_streams::http_grammar::{is_token, is_field_value}`), framing.
 
 use super::Length;
 

@@ -1,10 +1,25 @@
-//! Response head encoding into the connection's write buffer: the server role's head, whose
-//! fields a [`Response`] validated as they were set (with [`valid_name`](super::valid_name) and
-//! [`valid_value`](super::valid_value)).
+//! Response head encoding into the connection's write buffer: the server role's head, from a
+//! [`HeadToSend`] whose field lines were validated as they were set (with
+//! `moria_streams::http_grammar::{is_token, is_field_value}`).
 
 use super::Length;
-use crate::response::{has, Response};
 use crate::status;
+
+/// A response head as the encoder takes it: filled by the dispatch from the application's
+/// response, owned by no layer above the codec.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct HeadToSend<'a> {
+    /// The status code (100..=999).
+    pub status: u16,
+    /// A reason phrase other than the status's usual one.
+    pub reason: Option<&'static str>,
+    /// The header field lines, each ending in CR LF (no framing fields among them).
+    pub fields: &'a [u8],
+    /// Whether `fields` holds a `Server` line (the server's own is left out then).
+    pub has_server: bool,
+    /// Whether `fields` holds a `Date` line (the cached one is left out then).
+    pub has_date: bool,
+}
 
 /// What the `Connection` header must say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,13 +38,13 @@ const HEAD_RESERVE: usize = 160;
 /// Appends the status line and header section of `res` to `out`.
 pub(crate) fn encode_head(
     out: &mut Vec<u8>,
-    res: &Response,
+    res: &HeadToSend<'_>,
     date: &[u8],
     server_line: Option<&[u8]>,
     length: Length,
     conn: ConnHeader,
 ) {
-    out.reserve(HEAD_RESERVE + res.headers.len());
+    out.reserve(HEAD_RESERVE + res.fields.len());
     match (res.status, res.reason) {
         (200, None) => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
         (code, reason) => {
@@ -47,11 +62,11 @@ pub(crate) fn encode_head(
         }
     }
     if let Some(line) = server_line {
-        if !res.has(has::SERVER) {
+        if !res.has_server {
             out.extend_from_slice(line);
         }
     }
-    if !res.has(has::DATE) {
+    if !res.has_date {
         out.extend_from_slice(b"Date: ");
         out.extend_from_slice(date);
         out.extend_from_slice(b"\r\n");
@@ -62,7 +77,7 @@ pub(crate) fn encode_head(
         ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
         ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
     }
-    out.extend_from_slice(&res.headers);
+    out.extend_from_slice(res.fields);
     out.extend_from_slice(b"\r\n");
 }
 
@@ -72,10 +87,23 @@ mod tests {
 
     const DATE: &[u8] = b"Sun, 06 Nov 1994 08:49:37 GMT";
 
+    fn head(
+        status: u16,
+        reason: Option<&'static str>,
+        fields: &'static [u8],
+    ) -> HeadToSend<'static> {
+        HeadToSend {
+            status,
+            reason,
+            fields,
+            has_server: false,
+            has_date: false,
+        }
+    }
+
     #[test]
     fn minihttp_compatible_hello_head() {
-        let mut r = Response::new();
-        r.reason("Ok");
+        let r = head(200, Some("Ok"), b"");
         let mut out = Vec::new();
         encode_head(
             &mut out,
@@ -93,8 +121,7 @@ mod tests {
 
     #[test]
     fn status_framing_and_connection() {
-        let mut r = Response::new();
-        r.status(404).header("X-A", "b");
+        let r = head(404, None, b"X-A: b\r\n");
         let mut out = Vec::new();
         encode_head(&mut out, &r, DATE, None, Length::Chunked, ConnHeader::Close);
         let s = String::from_utf8(out).unwrap();
@@ -107,8 +134,11 @@ mod tests {
 
     #[test]
     fn handler_date_and_server_win() {
-        let mut r = Response::new();
-        r.header("Date", "x").header("Server", "y");
+        let r = HeadToSend {
+            has_server: true,
+            has_date: true,
+            ..head(200, None, b"Date: x\r\nServer: y\r\n")
+        };
         let mut out = Vec::new();
         encode_head(
             &mut out,

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 
 use moria_runtime::sync::PerWorker;
 
-use super::{Conn, INIT_READ_BUF, WRITE_FLUSH_AT};
+use super::buffers::{Conn, Scratch, INIT_READ_BUF, INIT_WRITE_BUF, WRITE_FLUSH_AT};
 
 /// Working states kept for reuse per worker thread (a worker rarely serves more than a few at
 /// once: a connection gives its state back as soon as its answers are out).
@@ -17,26 +17,41 @@ pub(crate) const POOL_MAX: usize = 32;
 /// A server's spare working states, per worker thread. Plain locks: held for a push or a pop,
 /// never across a wait, and contended only when a fiber moved threads between its take and its
 /// put.
-#[derive(Default)]
-pub(crate) struct ConnPool {
-    shards: PerWorker<Mutex<Shard>>,
+pub(crate) struct ConnPool<S> {
+    shards: PerWorker<Mutex<Shard<S>>>,
+}
+
+impl<S> Default for ConnPool<S> {
+    fn default() -> Self {
+        ConnPool {
+            shards: PerWorker::default(),
+        }
+    }
 }
 
 /// One worker's spare states, and how many it lent out less how many came back to it (a
 /// state taken on one worker may come back to another, so one shard's count can go below
 /// zero; the sum over shards is the number in use).
-#[derive(Default)]
-struct Shard {
+struct Shard<S> {
     // Connections hold their state as a `Box<Conn>`: keeping the boxes lets `take` and `put`
     // move a pointer, never copy the state or allocate.
     #[allow(clippy::vec_box)]
-    free: Vec<Box<Conn>>,
+    free: Vec<Box<Conn<S>>>,
     lent: isize,
 }
 
-impl ConnPool {
+impl<S> Default for Shard<S> {
+    fn default() -> Self {
+        Shard {
+            free: Vec::new(),
+            lent: 0,
+        }
+    }
+}
+
+impl<S: Scratch> ConnPool<S> {
     /// A working state with empty buffers.
-    pub(crate) fn take(&self) -> Box<Conn> {
+    pub(crate) fn take(&self) -> Box<Conn<S>> {
         let spare = {
             let mut shard = self.shard();
             shard.lent += 1;
@@ -47,7 +62,7 @@ impl ConnPool {
 
     /// Gives a working state back: what it still holds for a request (a response body, a
     /// file) is dropped and buffers grown past their usual size shrink back.
-    pub(crate) fn put(&self, mut conn: Box<Conn>) {
+    pub(crate) fn put(&self, mut conn: Box<Conn<S>>) {
         conn.clear();
         let mut shard = self.shard();
         shard.lent -= 1;
@@ -56,7 +71,7 @@ impl ConnPool {
         }
     }
 
-    fn shard(&self) -> std::sync::MutexGuard<'_, Shard> {
+    fn shard(&self) -> std::sync::MutexGuard<'_, Shard<S>> {
         self.shards
             .get()
             .lock()
@@ -75,7 +90,7 @@ impl ConnPool {
     }
 }
 
-impl Conn {
+impl<S: Scratch> Conn<S> {
     /// Forgets the last connection's bytes and request; keeps buffers of the usual size.
     fn clear(&mut self) {
         self.start = 0;
@@ -86,17 +101,10 @@ impl Conn {
         }
         self.wbuf.clear();
         if self.wbuf.capacity() > WRITE_FLUSH_AT {
-            self.wbuf.shrink_to(super::INIT_WRITE_BUF);
-        }
-        self.scratch.clear();
-        if self.scratch.capacity() > WRITE_FLUSH_AT {
-            self.scratch = Vec::new();
+            self.wbuf.shrink_to(INIT_WRITE_BUF);
         }
         self.scan.reset();
-        self.res.reset();
-        self.res.trim(WRITE_FLUSH_AT);
-        self.params.clear();
-        self.path_buf.clear();
+        self.app.clear();
         self.read_timeout = None;
         self.answered = 0;
         self.head_deadline = None;
@@ -107,9 +115,16 @@ impl Conn {
 mod tests {
     use super::*;
 
+    #[derive(Default)]
+    struct Nothing;
+
+    impl Scratch for Nothing {
+        fn clear(&mut self) {}
+    }
+
     #[test]
     fn states_taken_on_one_thread_and_given_back_on_another_are_counted_once() {
-        let pool = ConnPool::default();
+        let pool = ConnPool::<Nothing>::default();
         let first = pool.take();
         let second = pool.take();
         assert_eq!(pool.counts(), (0, 2));
