@@ -1,5 +1,9 @@
 //! A file read that blocks (a FIFO with no writer yet stands in for a stalled disk) runs on the
 //! offload pool: an echo connection served by the same, single worker keeps answering.
+//!
+//! A test binary of its own (not a module of `tests/streams/`): it needs a runtime with exactly
+//! one worker, and the runtime configuration is applied once per process, while the other
+//! tests run on two workers.
 
 use std::ffi::CString;
 use std::io::{Read, Write};

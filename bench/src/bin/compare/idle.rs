@@ -15,7 +15,8 @@ use crate::load::Load;
 use crate::machine;
 use crate::procstat;
 use crate::scenario::Scenario;
-use crate::server::{Env, Kind, Running};
+use crate::server::{Running, Server};
+use crate::server_env::Env;
 use crate::wire::{self, Client, Conn};
 
 /// Longest the N connections may take to open: well under both servers' 60-second keep-alive
@@ -51,7 +52,7 @@ pub struct IdleRun {
 #[derive(Clone, Debug, Serialize)]
 pub struct IdleResult {
     /// Which server.
-    pub kind: Kind,
+    pub kind: Server,
     /// The good runs.
     pub runs: Vec<IdleRun>,
     /// Why the other runs have no result.
@@ -76,7 +77,7 @@ pub fn run(s: &Scenario, env: &Env, runs: usize) -> MemoryResult {
         _ => 0,
     };
     let mut servers: Vec<IdleResult> = s
-        .kinds()
+        .servers()
         .into_iter()
         .map(|kind| IdleResult {
             kind,
@@ -135,7 +136,7 @@ fn settled_rss(pid: u32) -> u64 {
     last
 }
 
-fn measure(kind: Kind, s: &Scenario, env: &Env, conns: u32) -> Result<IdleRun, String> {
+fn measure(kind: Server, s: &Scenario, env: &Env, conns: u32) -> Result<IdleRun, String> {
     let server = Running::start(kind, env)?;
     let pid = server.pid();
     for p in serving(pid) {

@@ -15,7 +15,8 @@
 //! |---|---|
 //! | `tools` | wrk, siege, nginx, curl, strace, PostgreSQL: found or installed (root) or the command printed |
 //! | `setup` | files, certificate, nginx and siege configuration, the throwaway PostgreSQL |
-//! | `server` | starting, pinning, probing and stopping each server |
+//! | `server` | which servers there are; starting, pinning, probing and stopping each |
+//! | `server_env` | what every server start needs (made by `setup`, read by `server`) |
 //! | `scenario` | the scenario list |
 //! | `load` | wrk and siege runs and their output |
 //! | `wire` | the command's own HTTP/1.1 client (plain and TLS), for exact counts and idle connections |
@@ -32,6 +33,7 @@ mod procstat;
 mod report;
 mod scenario;
 mod server;
+mod server_env;
 mod setup;
 mod syscalls;
 mod tools;
@@ -46,7 +48,8 @@ use clap::Parser;
 use load::{Generator, Load};
 use report::{Run, ScenarioResult, ServerResult};
 use scenario::Scenario;
-use server::{Env, Kind, Running};
+use server::{Running, Server};
+use server_env::Env;
 
 /// The longest a single measured run may last.
 const MAX_SECONDS: u64 = 15;
@@ -142,10 +145,10 @@ fn run_scenario(
     secs: u64,
     warm: u64,
 ) -> ScenarioResult {
-    let kinds = s.kinds();
-    let mut servers: Vec<(ServerResult, Option<Running>)> = kinds
-        .iter()
-        .map(|&kind| {
+    let mut servers: Vec<(ServerResult, Option<Running>)> = s
+        .servers()
+        .into_iter()
+        .map(|kind| {
             let started = Running::start(kind, env);
             let refused = match &started {
                 Err(e) => Some(e.clone()),
@@ -246,9 +249,9 @@ fn pipeline_lua(bin: &Path) -> PathBuf {
     }
 }
 
-/// `Err` naming the first binary of `kinds` missing from `bin`.
-fn check_binaries(bin: &Path, kinds: &[Kind]) -> Result<(), String> {
-    for b in kinds.iter().filter_map(|k| k.binary()) {
+/// `Err` naming the first binary of `servers` missing from `bin`.
+fn check_binaries(bin: &Path, servers: &[Server]) -> Result<(), String> {
+    for b in servers.iter().filter_map(|k| k.binary()) {
         if !bin.join(b).is_file() {
             return Err(format!(
                 "{} missing: run bench/compare.sh, which builds it",
@@ -277,7 +280,7 @@ fn run_syscalls(args: Args, cpus: &Cpus) -> Result<(), String> {
     tools::ensure(tools::FOR_SYSCALLS, false)?;
     machine::raise_nofile();
     let bin = bin_dir(args.bin)?;
-    check_binaries(&bin, &[Kind::MoriaFiles])?;
+    check_binaries(&bin, &[Server::MoriaFiles])?;
     let load_avg_start = machine::loadavg();
     let setup = setup::prepare(&bin, false)?;
     let env = setup.env(&bin, &cpus.server, 1, MIN_FILE_SERVER_CONNS);
@@ -349,8 +352,8 @@ fn run(args: Args) -> Result<(), String> {
             Err("no scenario matches --scenario".into())
         };
     }
-    let kinds: Vec<Kind> = chosen.iter().flat_map(Scenario::kinds).collect();
-    let db = kinds.iter().any(|k| k.needs_db());
+    let servers: Vec<Server> = chosen.iter().flat_map(Scenario::servers).collect();
+    let db = servers.iter().any(|k| k.needs_db());
     tools::ensure(tools::NEEDED, db)?;
     let nofile = machine::raise_nofile();
     let has_idle = chosen.iter().any(|s| matches!(s.load, Load::Idle { .. }));
@@ -362,7 +365,7 @@ fn run(args: Args) -> Result<(), String> {
         )?;
     }
     let bin = bin_dir(args.bin)?;
-    check_binaries(&bin, &kinds)?;
+    check_binaries(&bin, &servers)?;
     let start = Instant::now();
     let load_avg_start = machine::loadavg();
     let setup = setup::prepare(&bin, db)?;

@@ -6,7 +6,7 @@ use serde::Serialize;
 use crate::idle::{IdleResult, MemoryResult};
 use crate::load::Measured;
 use crate::scenario::Scenario;
-use crate::server::Kind;
+use crate::server::Server;
 
 /// One measured run of one server.
 #[derive(Clone, Debug, Serialize)]
@@ -23,7 +23,7 @@ pub struct Run {
 #[derive(Clone, Debug, Serialize)]
 pub struct ServerResult {
     /// Which server.
-    pub kind: Kind,
+    pub kind: Server,
     /// Why its numbers are not reported (did not start, answered other than 200, …).
     pub refused: Option<String>,
     /// Every run, in order.
@@ -258,7 +258,7 @@ mod tests {
     use crate::idle::IdleRun;
     use crate::load::Load;
 
-    fn server(kind: Kind, rps: &[f64], non_2xx: u64) -> ServerResult {
+    fn server(kind: Server, rps: &[f64], non_2xx: u64) -> ServerResult {
         ServerResult {
             kind,
             refused: None,
@@ -284,8 +284,8 @@ mod tests {
         Scenario {
             name: "x".into(),
             what: "test",
-            moria: Kind::MoriaHello,
-            peers: vec![Kind::Minihttp],
+            moria: Server::MoriaHello,
+            peers: vec![Server::Minihttp],
             path: "/".into(),
             https: false,
             load: Load::Wrk { conns: 1, depth: 1 },
@@ -298,8 +298,8 @@ mod tests {
         let r = ScenarioResult {
             scenario: scenario(),
             servers: vec![
-                server(Kind::MoriaHello, &[100.0, 300.0, 200.0], 0),
-                server(Kind::Minihttp, &[100.0, 100.0, 900.0], 0),
+                server(Server::MoriaHello, &[100.0, 300.0, 200.0], 0),
+                server(Server::Minihttp, &[100.0, 100.0, 900.0], 0),
             ],
         };
         let t = table(&[r]);
@@ -318,8 +318,8 @@ mod tests {
         let r = ScenarioResult {
             scenario: scenario(),
             servers: vec![
-                server(Kind::MoriaHello, &[960.0, 990.0, 1000.0], 0),
-                server(Kind::Minihttp, &[950.0, 980.0, 999.0], 0),
+                server(Server::MoriaHello, &[960.0, 990.0, 1000.0], 0),
+                server(Server::Minihttp, &[950.0, 980.0, 999.0], 0),
             ],
         };
         let t = table(&[r]);
@@ -329,8 +329,8 @@ mod tests {
         let r = ScenarioResult {
             scenario: scenario(),
             servers: vec![
-                server(Kind::MoriaHello, &[990.0], 0),
-                server(Kind::Minihttp, &[900.0], 0),
+                server(Server::MoriaHello, &[990.0], 0),
+                server(Server::Minihttp, &[900.0], 0),
             ],
         };
         assert!(!table(&[r]).contains('†'));
@@ -341,8 +341,8 @@ mod tests {
         let r = ScenarioResult {
             scenario: scenario(),
             servers: vec![
-                server(Kind::MoriaHello, &[100.0], 0),
-                server(Kind::Minihttp, &[1e6], 5),
+                server(Server::MoriaHello, &[100.0], 0),
+                server(Server::Minihttp, &[1e6], 5),
             ],
         };
         let t = table(&[r]);
@@ -353,7 +353,7 @@ mod tests {
         assert!(!t.contains("**"), "{t}");
     }
 
-    fn idle(kind: Kind, per_conn: &[f64]) -> IdleResult {
+    fn idle(kind: Server, per_conn: &[f64]) -> IdleResult {
         IdleResult {
             kind,
             runs: per_conn
@@ -379,8 +379,8 @@ mod tests {
             scenario: s,
             conns: 100,
             servers: vec![
-                idle(Kind::MoriaFiles, &[3000.0, 1000.0, 2000.0]),
-                idle(Kind::Nginx, &[500.0, 400.0, 600.0]),
+                idle(Server::MoriaFiles, &[3000.0, 1000.0, 2000.0]),
+                idle(Server::Nginx, &[500.0, 400.0, 600.0]),
             ],
         };
         let t = memory_table(std::slice::from_ref(&r));

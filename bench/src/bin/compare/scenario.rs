@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 use crate::load::Load;
-use crate::server::Kind;
+use crate::server::Server;
 use crate::setup::{BIG_FILE, BIG_SIZE, SMALL_FILE, SMALL_SIZE};
 
 /// One comparison: Moria and its peers under the same load on the same path.
@@ -16,9 +16,9 @@ pub struct Scenario {
     /// What it measures, in a few words.
     pub what: &'static str,
     /// Moria's server.
-    pub moria: Kind,
+    pub moria: Server,
     /// The peers.
-    pub peers: Vec<Kind>,
+    pub peers: Vec<Server>,
     /// Request target.
     pub path: String,
     /// Over HTTPS.
@@ -46,7 +46,7 @@ impl Scenario {
     }
 
     /// Moria's server, then the peers.
-    pub fn kinds(&self) -> Vec<Kind> {
+    pub fn servers(&self) -> Vec<Server> {
         std::iter::once(self.moria)
             .chain(self.peers.iter().copied())
             .collect()
@@ -65,10 +65,10 @@ pub fn tfb_conns(load_cpus: usize) -> u32 {
 /// connections the memory rows hold open.
 pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> {
     let c = tfb_conns(load_cpus);
-    let tfb = |name: &str, what, path: &str, peers: Vec<Kind>, load| Scenario {
+    let tfb = |name: &str, what, path: &str, peers: Vec<Server>, load| Scenario {
         name: format!("tfb-{name}"),
         what,
-        moria: Kind::MoriaTfb,
+        moria: Server::MoriaTfb,
         peers,
         path: path.into(),
         https: false,
@@ -76,8 +76,8 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         body_bytes: None,
     };
     let keep = Load::Wrk { conns: c, depth: 1 };
-    let both = || vec![Kind::HyperTfb, Kind::Minihttp];
-    let hyper = || vec![Kind::HyperTfb];
+    let both = || vec![Server::HyperTfb, Server::Minihttp];
+    let hyper = || vec![Server::HyperTfb];
     let mut out = vec![
         tfb(
             "plaintext",
@@ -92,7 +92,7 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         Scenario {
             name: "plaintext-c100".into(),
             what: "TFB plaintext one request at a time: hello against hyper",
-            moria: Kind::MoriaTfb,
+            moria: Server::MoriaTfb,
             peers: both(),
             path: "/plaintext".into(),
             https: false,
@@ -165,8 +165,8 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         out.push(Scenario {
             name: name.into(),
             what: "13-byte hello, same bytes on both",
-            moria: Kind::MoriaHello,
-            peers: vec![Kind::Minihttp],
+            moria: Server::MoriaHello,
+            peers: vec![Server::Minihttp],
             path: "/".into(),
             https: false,
             load,
@@ -205,8 +205,8 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
             out.push(Scenario {
                 name: format!("static-{proto}-{suffix}"),
                 what: "1312-byte static file",
-                moria: Kind::MoriaFiles,
-                peers: vec![Kind::Nginx],
+                moria: Server::MoriaFiles,
+                peers: vec![Server::Nginx],
                 path: format!("/{SMALL_FILE}"),
                 https,
                 load,
@@ -217,8 +217,8 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
     out.push(Scenario {
         name: "bigfile-http".into(),
         what: "1 GiB file, throughput",
-        moria: Kind::MoriaFiles,
-        peers: vec![Kind::Nginx],
+        moria: Server::MoriaFiles,
+        peers: vec![Server::Nginx],
         path: format!("/{BIG_FILE}"),
         https: false,
         load: Load::Wrk { conns: 2, depth: 1 },
@@ -228,8 +228,8 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         out.push(Scenario {
             name: format!("idle-{}", if https { "https" } else { "http" }),
             what: "RSS per idle keep-alive connection, after one GET each",
-            moria: Kind::MoriaFiles,
-            peers: vec![Kind::Nginx],
+            moria: Server::MoriaFiles,
+            peers: vec![Server::Nginx],
             path: format!("/{SMALL_FILE}"),
             https,
             load: Load::Idle { conns: idle_conns },

@@ -2,20 +2,21 @@
 //! waited for, and stopped with SIGTERM (then SIGKILL) when dropped.
 
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
+
+use crate::server_env::Env;
 
 /// How long a server may take to accept connections.
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a server may take to exit after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Which program serves.
+/// A server under comparison: one of Moria's programs or a peer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-pub enum Kind {
+pub enum Server {
     /// examples/techempower on PostgreSQL.
     MoriaTfb,
     /// bench/peers/hyper_tfb.
@@ -30,64 +31,41 @@ pub enum Kind {
     Nginx,
 }
 
-impl Kind {
+impl Server {
     /// The name in the table.
     pub fn name(self) -> &'static str {
         match self {
-            Kind::MoriaTfb => "moria techempower",
-            Kind::HyperTfb => "hyper+tokio-postgres",
-            Kind::Minihttp => "may_minihttp",
-            Kind::MoriaHello => "moria hello",
-            Kind::MoriaFiles => "moria fileserver",
-            Kind::Nginx => "nginx",
+            Server::MoriaTfb => "moria techempower",
+            Server::HyperTfb => "hyper+tokio-postgres",
+            Server::Minihttp => "may_minihttp",
+            Server::MoriaHello => "moria hello",
+            Server::MoriaFiles => "moria fileserver",
+            Server::Nginx => "nginx",
         }
     }
 
     /// The release binary it needs from this workspace (nginx comes from the system).
     pub fn binary(self) -> Option<&'static str> {
         match self {
-            Kind::MoriaTfb => Some("techempower"),
-            Kind::HyperTfb => Some("peer_hyper_tfb"),
-            Kind::Minihttp => Some("peer_minihttp"),
-            Kind::MoriaHello => Some("hello"),
-            Kind::MoriaFiles => Some("fileserver"),
-            Kind::Nginx => None,
+            Server::MoriaTfb => Some("techempower"),
+            Server::HyperTfb => Some("peer_hyper_tfb"),
+            Server::Minihttp => Some("peer_minihttp"),
+            Server::MoriaHello => Some("hello"),
+            Server::MoriaFiles => Some("fileserver"),
+            Server::Nginx => None,
         }
     }
 
     /// Whether it needs the PostgreSQL database.
     pub fn needs_db(self) -> bool {
-        matches!(self, Kind::MoriaTfb | Kind::HyperTfb)
+        matches!(self, Server::MoriaTfb | Server::HyperTfb)
     }
-}
-
-/// What every server start needs.
-pub struct Env {
-    /// Directory holding the release binaries.
-    pub bin: PathBuf,
-    /// `taskset -c` CPU list for servers (empty: not pinned).
-    pub cpus: String,
-    /// Workers for every server.
-    pub workers: usize,
-    /// Connections each file server accepts at once (nginx's `worker_connections`, the
-    /// fileserver's `--max-connections`).
-    pub max_connections: usize,
-    /// PostgreSQL URL of the TFB database (empty when no scenario needs it).
-    pub pg_url: String,
-    /// Root of the static files.
-    pub www: PathBuf,
-    /// TLS certificate and key (PEM files).
-    pub cert: PathBuf,
-    /// See `cert`.
-    pub key: PathBuf,
-    /// Where nginx's configuration and logs go.
-    pub nginx_dir: PathBuf,
 }
 
 /// A running server.
 pub struct Running {
     /// Which one.
-    pub kind: Kind,
+    pub kind: Server,
     child: Child,
     /// Plain-HTTP address.
     pub http: SocketAddr,
@@ -109,9 +87,9 @@ impl Running {
     }
 
     /// Starts `kind` and waits until its ports accept connections.
-    pub fn start(kind: Kind, env: &Env) -> Result<Running, String> {
+    pub fn start(kind: Server, env: &Env) -> Result<Running, String> {
         let http = free_addr()?;
-        let https = matches!(kind, Kind::MoriaFiles | Kind::Nginx)
+        let https = matches!(kind, Server::MoriaFiles | Server::Nginx)
             .then(free_addr)
             .transpose()?;
         let workers = env.workers.to_string();
@@ -132,11 +110,11 @@ impl Running {
             v
         };
         let argv: Vec<String> = match kind {
-            Kind::MoriaTfb => common("techempower", true),
-            Kind::HyperTfb => common("peer_hyper_tfb", true),
-            Kind::Minihttp => common("peer_minihttp", false),
-            Kind::MoriaHello => common("hello", false),
-            Kind::MoriaFiles => vec![
+            Server::MoriaTfb => common("techempower", true),
+            Server::HyperTfb => common("peer_hyper_tfb", true),
+            Server::Minihttp => common("peer_minihttp", false),
+            Server::MoriaHello => common("hello", false),
+            Server::MoriaFiles => vec![
                 program("fileserver"),
                 "--root".into(),
                 env.www.display().to_string(),
@@ -153,7 +131,7 @@ impl Running {
                 "--max-connections".into(),
                 env.max_connections.to_string(),
             ],
-            Kind::Nginx => {
+            Server::Nginx => {
                 let conf = crate::setup::nginx_conf(env, http, https.unwrap_or(http))?;
                 vec![
                     "nginx".into(),

@@ -11,7 +11,7 @@ use std::process::Command;
 
 use moria_orm::pg::TestServer;
 
-use crate::server::Env;
+use crate::server_env::Env;
 
 /// The small static file: the size of Mordor's siege benchmark file.
 pub const SMALL_FILE: &str = "file1312";

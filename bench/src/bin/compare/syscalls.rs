@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::procstat;
-use crate::server::{Env, Kind, Running};
+use crate::server::{Running, Server};
+use crate::server_env::Env;
 use crate::setup::SMALL_FILE;
 use crate::wire::{self, Client};
 
@@ -64,7 +65,7 @@ pub struct Count {
 #[derive(Clone, Debug, Serialize)]
 pub struct Counted {
     /// Which server.
-    pub kind: Kind,
+    pub kind: Server,
     /// How the requests came.
     pub mode: Mode,
     /// Requests served while counting.
@@ -77,7 +78,7 @@ pub struct Counted {
 pub fn run(env: &Env, dir: &Path) -> Vec<Result<Counted, String>> {
     let mut out = Vec::new();
     for mode in [Mode::KeepAlive, Mode::Close] {
-        for kind in [Kind::MoriaFiles, Kind::Nginx] {
+        for kind in [Server::MoriaFiles, Server::Nginx] {
             let got = count(kind, mode, env, dir);
             match &got {
                 Ok(c) => eprintln!(
@@ -95,7 +96,7 @@ pub fn run(env: &Env, dir: &Path) -> Vec<Result<Counted, String>> {
     out
 }
 
-fn count(kind: Kind, mode: Mode, env: &Env, dir: &Path) -> Result<Counted, String> {
+fn count(kind: Server, mode: Mode, env: &Env, dir: &Path) -> Result<Counted, String> {
     let server = Running::start(kind, env)?;
     let path = format!("/{SMALL_FILE}");
     // Warm up outside the count: the file's metadata, pools, TLS-free code paths.
@@ -258,8 +259,8 @@ pub fn parse(text: &str) -> Result<Vec<Count>, String> {
 pub fn table(results: &[Counted]) -> String {
     let mut out = String::new();
     for mode in [Mode::KeepAlive, Mode::Close] {
-        let of = |k: Kind| results.iter().find(|c| c.kind == k && c.mode == mode);
-        let (Some(m), Some(n)) = (of(Kind::MoriaFiles), of(Kind::Nginx)) else {
+        let of = |k: Server| results.iter().find(|c| c.kind == k && c.mode == mode);
+        let (Some(m), Some(n)) = (of(Server::MoriaFiles), of(Server::Nginx)) else {
             continue;
         };
         let per = |c: &Counted, name: &str| {
@@ -324,7 +325,7 @@ mod tests {
 100.00    0.010000           1      5500      1000 total
 ";
 
-    fn counted(kind: Kind, counts: Vec<Count>) -> Counted {
+    fn counted(kind: Server, counts: Vec<Count>) -> Counted {
         Counted {
             kind,
             mode: Mode::KeepAlive,
@@ -351,9 +352,9 @@ mod tests {
 
     #[test]
     fn table_divides_by_requests() {
-        let m = counted(Kind::MoriaFiles, parse(STRACE).unwrap());
+        let m = counted(Server::MoriaFiles, parse(STRACE).unwrap());
         let n = counted(
-            Kind::Nginx,
+            Server::Nginx,
             vec![Count {
                 name: "sendfile".into(),
                 calls: 1000,

@@ -2,26 +2,13 @@
 //! with `read_until_limit`, a chunked body over a socket, and read/idle timeouts.
 
 use std::io::{self, BufRead, Read, Write};
-use std::net::SocketAddr;
-use std::sync::OnceLock;
 use std::time::Duration;
 
-use moria_runtime::net::{TcpListener, TcpStream};
-use moria_runtime::{spawn, JoinHandle, Runtime};
 use moria_streams::{
     read_until_limit, BufStream, ChunkedReader, ChunkedWriter, Error, Limited, Timeout,
 };
 
-fn serve_once<T: Send + 'static>(
-    serve: impl FnOnce(TcpStream) -> T + Send + 'static,
-) -> (SocketAddr, JoinHandle<T>) {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| Runtime::builder().workers(2).build().expect("runtime"));
-    let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle = spawn(move || serve(listener.accept().unwrap().0));
-    (addr, handle)
-}
+use crate::common::serve_once;
 
 #[test]
 fn line_server_over_bufstream_answers_and_rejects_an_overlong_line() {

@@ -4,25 +4,21 @@
 //! that silently fell back to copying fails.
 
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::net::SocketAddr;
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
-use moria_runtime::net::{TcpListener, TcpStream};
-use moria_runtime::{spawn, JoinHandle, Runtime};
+use moria_runtime::net::TcpStream;
+use moria_runtime::spawn;
 use moria_streams::transfer::{transfer_stats, TransferStats};
 use moria_streams::{transfer, BufStream, File, TransferExt};
 use openssl::sha::Sha256;
 
-fn runtime() {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| Runtime::builder().workers(2).build().expect("runtime"));
-}
+use crate::common::{runtime, serve_once};
 
-/// The transfer counters are process-wide: this file's tests take turns so each sees only its
-/// own transfers.
+/// The transfer counters are process-wide: this module's tests (the only ones in this binary
+/// that transfer) take turns so each sees only its own transfers.
 static COUNTERS: Mutex<()> = Mutex::new(());
 
-/// Runs `f` alone among this file's tests; returns its result and the paths its transfers took.
+/// Runs `f` alone among this module's tests; returns its result and the paths its transfers took.
 fn counted<T>(f: impl FnOnce() -> T) -> (T, TransferStats) {
     let _turn = COUNTERS.lock().unwrap_or_else(PoisonError::into_inner);
     let before = transfer_stats();
@@ -60,20 +56,6 @@ fn pattern_file(len: usize) -> (tempfile::NamedTempFile, [u8; 32]) {
     }
     file.flush().unwrap();
     (file, hash.finish())
-}
-
-/// A server fiber that accepts one connection and runs `serve` on it.
-fn serve_once<T: Send + 'static>(
-    serve: impl FnOnce(TcpStream) -> T + Send + 'static,
-) -> (SocketAddr, JoinHandle<T>) {
-    runtime();
-    let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let handle = spawn(move || {
-        let (stream, _) = listener.accept().unwrap();
-        serve(stream)
-    });
-    (addr, handle)
 }
 
 /// Reads a std socket to EOF, hashing; returns the length and the hash.

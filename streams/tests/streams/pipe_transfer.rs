@@ -2,16 +2,12 @@
 //! between a fiber and a plain thread.
 
 use std::io::{Read, Write};
-use std::sync::OnceLock;
 
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 use moria_streams::{pipe_with_capacity, PipeReader, PipeWriter};
 use proptest::prelude::*;
 
-fn runtime() -> &'static Runtime {
-    static RT: OnceLock<Runtime> = OnceLock::new();
-    RT.get_or_init(|| Runtime::builder().workers(2).build().expect("runtime"))
-}
+use crate::common::runtime;
 
 fn write_in_pieces(mut w: PipeWriter, data: Vec<u8>, sizes: Vec<usize>) -> std::io::Result<()> {
     let mut rest = &data[..];

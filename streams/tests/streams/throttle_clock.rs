@@ -4,12 +4,14 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 use moria_streams::{pipe, Throttle};
+
+use crate::common::runtime;
 
 #[test]
 fn a_throttled_writer_feeding_a_fiber_keeps_to_its_rate() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    runtime();
     const RATE: u64 = 100_000;
     const LEN: usize = 30_000;
     let (w, mut r) = pipe();
