@@ -20,8 +20,9 @@
 //! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
 //! | [`hsm`] | [`hsm::Hsm`], [`hsm::HsmKey`]: PKCS#11 tokens (by module, slot, PIN); keys that sign on the token, for JWTs and CSRs too |
 //! | [`encoding`] | hex, base64 and base64url (canonical forms only) |
-//! | `catalogue` | name lookup; [`algorithms`] lists every name |
-//! | `error` | [`Error`], [`Result`] |
+//! | `lookup` | finding an algorithm by name (below every algorithm) |
+//! | `catalogue` | [`algorithms`] lists every name (above every algorithm) |
+//! | `error` | [`Error`], [`Result`], and [`pki::Rejection`] (why a certificate was refused) |
 //!
 //! Every algorithm is found by name; an unknown name is [`Error::UnknownAlgorithm`] listing
 //! the valid ones, a bad key/nonce size is [`Error::InvalidLength`], a failed AEAD check is
@@ -84,6 +85,7 @@ pub mod hsm;
 pub mod jwt;
 mod kdf;
 pub mod keys;
+mod lookup;
 pub mod pki;
 mod random;
 pub mod tls;
