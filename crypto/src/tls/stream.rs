@@ -11,7 +11,8 @@ use openssl::x509::X509VerifyResult;
 use moria_runtime::net::TcpStream;
 
 use super::memio::MemIo;
-use super::session::{Failure, Session, Stop};
+use super::session::Session;
+use super::stop::{SessionError, Stop};
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
 use crate::x509::Certificate;
@@ -68,7 +69,7 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
         &mut self,
         mut op: impl FnMut(&mut Session) -> Result<T, Stop>,
         mut before_io: impl FnMut(&mut S, Direction) -> io::Result<()>,
-    ) -> Result<T, Failure> {
+    ) -> Result<T, SessionError> {
         loop {
             self.session.clear_errors();
             let result = op(&mut self.session);
@@ -76,24 +77,24 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
                 .and_then(|()| self.session.io_mut().flush_to(&mut self.sock));
             match result {
                 Ok(value) => {
-                    flushed.map_err(Failure::Io)?;
+                    flushed.map_err(SessionError::Io)?;
                     return Ok(value);
                 }
                 Err(Stop::WantRead) => {
-                    flushed.map_err(Failure::Io)?;
+                    flushed.map_err(SessionError::Io)?;
                     before_io(&mut self.sock, Direction::Read)
                         .and_then(|()| self.session.io_mut().fill_from(&mut self.sock))
-                        .map_err(Failure::Io)?;
+                        .map_err(SessionError::Io)?;
                 }
-                Err(Stop::WantWrite) => flushed.map_err(Failure::Io)?,
+                Err(Stop::WantWrite) => flushed.map_err(SessionError::Io)?,
                 Err(Stop::Failed(failure)) => return Err(failure),
             }
         }
     }
 
-    fn handshake_error(&self, failure: Failure, timeout: Option<Duration>) -> Error {
+    fn handshake_error(&self, failure: SessionError, timeout: Option<Duration>) -> Error {
         match failure {
-            Failure::Io(e)
+            SessionError::Io(e)
                 if matches!(
                     e.kind(),
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -105,8 +106,8 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
                     format!("TLS handshake timed out{after}"),
                 ))
             }
-            Failure::Io(e) => Error::Io(e),
-            Failure::Ssl(e) => {
+            SessionError::Io(e) => Error::Io(e),
+            SessionError::Ssl(e) => {
                 let verify = self
                     .session
                     .ssl()
@@ -163,7 +164,7 @@ impl<S> TlsStream<S> {
     /// Whether Moria's own TLS 1.3 record layer carries the session (a TLS 1.3 server session
     /// after its handshake, see the crate README, "TLS 1.3 records after the handshake").
     pub fn records_by_moria(&self) -> bool {
-        matches!(self.session, Session::Lean(_))
+        matches!(self.session, Session::Moria(_))
     }
 
     /// The session and the transport, for [`split`](TlsStream::split).
