@@ -54,7 +54,7 @@
 //! outbound buffer for the fiber to send (measured in bench/README.md, "Benchmarking"). The
 //! alternatives were pinning each TLS connection to one thread (gives up the scheduler)
 //! or auditing every yield point inside OpenSSL (not ours to keep true across versions).
-//! `tests/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
+//! `tests/crypto/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
 //! handshakes and 1 MiB checksummed echoes, twice, with zero errors, while 50 saboteur
 //! connections make OpenSSL fail mid-session on the same workers (thousands of mid-session
 //! migrations per run). For the record: `SslStream` straight over the runtime socket also
