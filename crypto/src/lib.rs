@@ -5,7 +5,7 @@
 //! | where | what |
 //! |---|---|
 //! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`, split into [`TlsReader`]/[`TlsWriter`] for full duplex; [`Identity`] (PEM, x509 or self-signed); mutual TLS (`client_auth(&Pki)`, `identity`, `peer_certificate`) |
-//! | `hash` | [`Hasher`], [`hash`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
+//! | `hash` | [`Hasher`], [`hash()`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
 //! | `hmac` | [`Hmac`], [`hmac()`]: `hmac-<hash>` |
 //! | `aead` | [`Aead`]: `aes-128-gcm`, `aes-256-gcm`, `chacha20-poly1305` |
 //! | `ctr` | [`Ctr`]: `aes-128-ctr`, `aes-256-ctr` |
