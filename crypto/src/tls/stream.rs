@@ -30,7 +30,7 @@ pub struct TlsStream<S> {
 
 /// Which way the transport is about to be used.
 #[derive(Clone, Copy)]
-enum Direction {
+enum SocketOp {
     Read,
     Write,
 }
@@ -48,8 +48,8 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
             Some(limit) => {
                 let deadline = Instant::now() + limit;
                 let saved = (stream.sock.read_timeout()?, stream.sock.write_timeout()?);
-                let outcome = stream.drive(Session::handshake, |sock, dir| {
-                    arm_timeout(sock, dir, deadline, saved)
+                let outcome = stream.drive(Session::handshake, |sock, op| {
+                    arm_timeout(sock, op, deadline, saved)
                 });
                 stream.sock.set_read_timeout(saved.0)?;
                 stream.sock.set_write_timeout(saved.1)?;
@@ -68,12 +68,12 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
     fn drive<T>(
         &mut self,
         mut op: impl FnMut(&mut Session) -> Result<T, Stop>,
-        mut before_io: impl FnMut(&mut S, Direction) -> io::Result<()>,
+        mut before_io: impl FnMut(&mut S, SocketOp) -> io::Result<()>,
     ) -> Result<T, SessionError> {
         loop {
             self.session.clear_errors();
             let result = op(&mut self.session);
-            let flushed = before_io(&mut self.sock, Direction::Write)
+            let flushed = before_io(&mut self.sock, SocketOp::Write)
                 .and_then(|()| self.session.io_mut().flush_to(&mut self.sock));
             match result {
                 Ok(value) => {
@@ -82,7 +82,7 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
                 }
                 Err(Stop::WantRead) => {
                     flushed.map_err(SessionError::Io)?;
-                    before_io(&mut self.sock, Direction::Read)
+                    before_io(&mut self.sock, SocketOp::Read)
                         .and_then(|()| self.session.io_mut().fill_from(&mut self.sock))
                         .map_err(SessionError::Io)?;
                 }
@@ -273,7 +273,7 @@ impl<S> fmt::Debug for TlsStream<S> {
 /// transport's own timeout (`saved`: read, write) if that is shorter.
 fn arm_timeout<S: SocketTimeouts>(
     sock: &mut S,
-    dir: Direction,
+    op: SocketOp,
     deadline: Instant,
     saved: (Option<Duration>, Option<Duration>),
 ) -> io::Result<()> {
@@ -281,8 +281,8 @@ fn arm_timeout<S: SocketTimeouts>(
     if left.is_zero() {
         return Err(io::ErrorKind::TimedOut.into());
     }
-    match dir {
-        Direction::Read => sock.set_read_timeout(Some(saved.0.map_or(left, |t| t.min(left)))),
-        Direction::Write => sock.set_write_timeout(Some(saved.1.map_or(left, |t| t.min(left)))),
+    match op {
+        SocketOp::Read => sock.set_read_timeout(Some(saved.0.map_or(left, |t| t.min(left)))),
+        SocketOp::Write => sock.set_write_timeout(Some(saved.1.map_or(left, |t| t.min(left)))),
     }
 }
