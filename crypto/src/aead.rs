@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;
 
-use crate::catalogue::lookup;
 use crate::error::{check_len, Error, Result};
+use crate::lookup::lookup;
 
 /// Nonce size of every catalogue AEAD (96 bits).
 pub const NONCE_LEN: usize = 12;

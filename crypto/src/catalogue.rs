@@ -1,23 +1,4 @@
-//! Name lookup shared by every part of the catalogue, and the list of every name.
-
-use crate::error::{Error, Result};
-
-/// Finds `name` (ASCII case-insensitive) in `table`, or errors listing every valid name.
-pub(crate) fn lookup<T: Copy>(
-    kind: &'static str,
-    table: &[(&'static str, T)],
-    name: &str,
-) -> Result<T> {
-    table
-        .iter()
-        .find(|(known, _)| known.eq_ignore_ascii_case(name))
-        .map(|&(_, value)| value)
-        .ok_or_else(|| Error::UnknownAlgorithm {
-            kind,
-            name: name.to_owned(),
-            valid: table.iter().map(|&(known, _)| known).collect(),
-        })
-}
+//! The catalogue's listing: [`algorithms`], every name it knows, by kind.
 
 /// Every algorithm name the catalogue knows, grouped by kind.
 pub fn algorithms() -> Vec<(&'static str, Vec<&'static str>)> {
@@ -54,24 +35,6 @@ pub fn algorithms() -> Vec<(&'static str, Vec<&'static str>)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn lookup_is_case_insensitive() {
-        let table = [("sha256", 1), ("md5", 2)];
-        assert_eq!(lookup("hash", &table, "SHA256").unwrap(), 1);
-    }
-
-    #[test]
-    fn unknown_name_lists_valid_ones() {
-        let table = [("sha256", 1), ("md5", 2)];
-        match lookup("hash", &table, "sha0") {
-            Err(Error::UnknownAlgorithm { kind, name, valid }) => {
-                assert_eq!((kind, name.as_str()), ("hash", "sha0"));
-                assert_eq!(valid, vec!["sha256", "md5"]);
-            }
-            other => panic!("expected UnknownAlgorithm, got {other:?}"),
-        }
-    }
 
     #[test]
     fn every_listed_name_resolves() {

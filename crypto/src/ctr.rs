@@ -8,8 +8,8 @@ use std::sync::OnceLock;
 use openssl::cipher::{Cipher, CipherRef};
 use openssl::cipher_ctx::CipherCtx;
 
-use crate::catalogue::lookup;
 use crate::error::{check_len, Error, Result};
+use crate::lookup::lookup;
 
 /// IV (initial counter block) size of the catalogue's CTR ciphers.
 pub const CTR_IV_LEN: usize = 16;

@@ -10,9 +10,9 @@ use openssl::hash::MessageDigest;
 use openssl::md::{Md, MdRef};
 use openssl::md_ctx::MdCtx;
 
-use crate::catalogue::lookup;
 use crate::encoding::hex;
 use crate::error::{Error, Result};
+use crate::lookup::lookup;
 
 /// The largest digest any catalogue hash produces (SHA-512).
 pub const MAX_DIGEST_LEN: usize = 64;

@@ -10,9 +10,9 @@ use std::ptr::{self, NonNull};
 use openssl::error::ErrorStack;
 use openssl_sys as ffi;
 
-use crate::catalogue::lookup;
 use crate::error::Result;
 use crate::hash::{Digest, HashAlg, MAX_DIGEST_LEN};
+use crate::lookup::lookup;
 
 /// Every MAC name of the catalogue.
 pub(crate) const HMAC_NAMES: [&str; 7] = [

@@ -4,9 +4,9 @@
 use openssl::pkey::Id;
 use openssl::pkey_ctx::PkeyCtx;
 
-use crate::catalogue::lookup;
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
+use crate::lookup::lookup;
 
 /// The PBKDF2 variants of the catalogue.
 pub(crate) const PBKDF2: [(&str, HashAlg); 3] = [

@@ -5,7 +5,7 @@
 //! | where | what |
 //! |---|---|
 //! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`, split into [`TlsReader`]/[`TlsWriter`] for full duplex; [`Identity`] (PEM, x509 or self-signed); mutual TLS (`client_auth(&Pki)`, `identity`, `peer_certificate`) |
-//! | `hash` | [`Hasher`], [`hash`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
+//! | `hash` | [`Hasher`], [`hash()`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
 //! | `hmac` | [`Hmac`], [`hmac()`]: `hmac-<hash>` |
 //! | `aead` | [`Aead`]: `aes-128-gcm`, `aes-256-gcm`, `chacha20-poly1305` |
 //! | `ctr` | [`Ctr`]: `aes-128-ctr`, `aes-256-ctr` |
@@ -20,8 +20,9 @@
 //! | [`pki`] | [`pki::Pki`]: roots, intermediates, CRLs from PEM/files/directories; `verify(cert, purpose)` by OpenSSL's X509_STORE, cached by fingerprint |
 //! | [`hsm`] | [`hsm::Hsm`], [`hsm::HsmKey`]: PKCS#11 tokens (by module, slot, PIN); keys that sign on the token, for JWTs and CSRs too |
 //! | [`encoding`] | hex, base64 and base64url (canonical forms only) |
-//! | `catalogue` | name lookup; [`algorithms`] lists every name |
-//! | `error` | [`Error`], [`Result`] |
+//! | `lookup` | finding an algorithm by name (below every algorithm) |
+//! | `catalogue` | [`algorithms`] lists every name (above every algorithm) |
+//! | `error` | [`Error`], [`Result`], and [`pki::Rejection`] (why a certificate was refused) |
 //!
 //! Every algorithm is found by name; an unknown name is [`Error::UnknownAlgorithm`] listing
 //! the valid ones, a bad key/nonce size is [`Error::InvalidLength`], a failed AEAD check is
@@ -53,7 +54,7 @@
 //! outbound buffer for the fiber to send (measured in bench/README.md, "Benchmarking"). The
 //! alternatives were pinning each TLS connection to one thread (gives up the scheduler)
 //! or auditing every yield point inside OpenSSL (not ours to keep true across versions).
-//! `tests/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
+//! `tests/crypto/tls_fibers.rs` proves it: 200 concurrent connections on two workers doing
 //! handshakes and 1 MiB checksummed echoes, twice, with zero errors, while 50 saboteur
 //! connections make OpenSSL fail mid-session on the same workers (thousands of mid-session
 //! migrations per run). For the record: `SslStream` straight over the runtime socket also
@@ -84,6 +85,7 @@ pub mod hsm;
 pub mod jwt;
 mod kdf;
 pub mod keys;
+mod lookup;
 pub mod pki;
 mod random;
 pub mod tls;

@@ -2,7 +2,14 @@
 //! `softhsm2-util`, keys are generated on it, sign (ECDSA P-256, RSA PKCS#1 v1.5 and PSS) and
 //! verify on the token, their signatures pass `openssl dgst -verify`, and they sign a JWT
 //! and a CSR that a CA turns into a certificate stored back on the token.
+//!
+//! Its own test binary, not a module of `tests/crypto`: SoftHSM reads its configuration from
+//! the `SOFTHSM2_CONF` environment variable, which this test sets for the whole process (the
+//! module loaded in-process reads it at `C_Initialize`, which happens once per process).
+//! Setting an environment variable while other tests' threads run (and spawn `openssl`) is a
+//! data race, and no other test may see that variable.
 
+#[path = "crypto/common/cli.rs"]
 mod cli;
 
 use std::fs;
@@ -36,7 +43,7 @@ fn throwaway_token(dir: &Path) -> PathBuf {
     )
     .unwrap();
     // SoftHSM reads its configuration from this variable, in the tool and in this process
-    // (at C_Initialize); this file holds the only test that loads the module.
+    // (at C_Initialize); this binary holds the only test that loads the module.
     std::env::set_var("SOFTHSM2_CONF", &conf);
     let out = cli::run(
         "softhsm2-util",

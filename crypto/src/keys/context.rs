@@ -16,7 +16,7 @@ use crate::hash::{HashAlg, Hasher};
 
 /// How one context works: hash here and sign the digest (RSA, ECDSA), or hand the whole
 /// message to a one-shot digest-sign context (Ed25519).
-enum Engine<T> {
+enum Method<T> {
     Hashed { ctx: PkeyCtx<T>, hasher: Hasher },
     Whole(MdCtx),
 }
@@ -25,28 +25,28 @@ enum Engine<T> {
 /// per fiber or per use.
 pub struct SignContext {
     alg: SignAlg,
-    engine: Engine<Private>,
+    method: Method<Private>,
 }
 
 /// Verifies signatures with one public key and algorithm.
 pub struct VerifyContext {
     alg: SignAlg,
-    engine: Engine<openssl::pkey::Public>,
+    method: Method<openssl::pkey::Public>,
 }
 
 impl PrivateKey {
     /// A context that signs with this key and `alg`; [`Error::WrongKey`] if they do not fit.
     pub fn sign_context(&self, alg: SignAlg) -> Result<SignContext> {
         alg.check_key(self.kind())?;
-        let engine = match alg.hash() {
+        let method = match alg.hash() {
             Some(hash) => hashed(&self.pkey, alg, hash, |ctx| ctx.sign_init())?,
             None => {
                 let mut md = MdCtx::new()?;
                 md.digest_sign_init::<Private>(None, &self.pkey)?;
-                Engine::Whole(md)
+                Method::Whole(md)
             }
         };
-        Ok(SignContext { alg, engine })
+        Ok(SignContext { alg, method })
     }
 
     /// The signature of `data` with `alg` (ECDSA: DER, as `openssl dgst -sign` writes it).
@@ -61,7 +61,7 @@ impl PublicKey {
     pub fn verify_context(&self, alg: SignAlg) -> Result<VerifyContext> {
         Ok(VerifyContext {
             alg,
-            engine: verifying_engine(&self.pkey, self, alg)?,
+            method: verifying_method(&self.pkey, self, alg)?,
         })
     }
 
@@ -72,18 +72,19 @@ impl PublicKey {
     }
 }
 
-fn verifying_engine(
+/// The method of a context verifying with `key` (its OpenSSL key `pkey`) and `alg`.
+fn verifying_method(
     pkey: &PKeyRef<openssl::pkey::Public>,
     key: &PublicKey,
     alg: SignAlg,
-) -> Result<Engine<openssl::pkey::Public>> {
+) -> Result<Method<openssl::pkey::Public>> {
     alg.check_key(key.kind())?;
     Ok(match alg.hash() {
         Some(hash) => hashed(pkey, alg, hash, |ctx| ctx.verify_init())?,
         None => {
             let mut md = MdCtx::new()?;
             md.digest_verify_init(None, pkey)?;
-            Engine::Whole(md)
+            Method::Whole(md)
         }
     })
 }
@@ -92,11 +93,11 @@ impl SignContext {
     /// The signature of `data`.
     pub fn sign(&mut self, data: &[u8]) -> Result<Vec<u8>> {
         let mut signature = Vec::new();
-        match &mut self.engine {
-            Engine::Hashed { ctx, hasher } => {
+        match &mut self.method {
+            Method::Hashed { ctx, hasher } => {
                 ctx.sign_to_vec(&hasher.digest(data)?, &mut signature)?;
             }
-            Engine::Whole(md) => {
+            Method::Whole(md) => {
                 md.digest_sign_to_vec(data, &mut signature)?;
             }
         }
@@ -114,9 +115,9 @@ impl VerifyContext {
     pub fn verify(&mut self, data: &[u8], signature: &[u8]) -> Result<()> {
         // A malformed signature makes OpenSSL report an error rather than `false`: both
         // mean "does not verify" (the openssl crate drains the error queue either way).
-        let verdict = match &mut self.engine {
-            Engine::Hashed { ctx, hasher } => ctx.verify(&hasher.digest(data)?, signature),
-            Engine::Whole(md) => md.digest_verify(data, signature),
+        let verdict = match &mut self.method {
+            Method::Hashed { ctx, hasher } => ctx.verify(&hasher.digest(data)?, signature),
+            Method::Whole(md) => md.digest_verify(data, signature),
         };
         match verdict {
             Ok(true) => Ok(()),
@@ -136,11 +137,11 @@ fn hashed<T: HasPublic>(
     alg: SignAlg,
     hash: HashAlg,
     init: impl FnOnce(&mut PkeyCtxRef<T>) -> std::result::Result<(), ErrorStack>,
-) -> Result<Engine<T>> {
+) -> Result<Method<T>> {
     let mut ctx = PkeyCtx::new(pkey)?;
     init(&mut ctx)?;
     configure(&mut ctx, alg, hash)?;
-    Ok(Engine::Hashed {
+    Ok(Method::Hashed {
         ctx,
         hasher: Hasher::with_alg(hash)?,
     })

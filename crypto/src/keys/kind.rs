@@ -6,8 +6,8 @@ use std::fmt;
 use openssl::nid::Nid;
 use openssl::pkey::{HasPublic, Id, PKeyRef};
 
-use crate::catalogue::lookup;
 use crate::error::{Error, Result};
+use crate::lookup::lookup;
 
 /// Smallest RSA modulus accepted, generated or imported (NIST SP 800-131A: 112-bit security).
 pub const MIN_RSA_BITS: u32 = 2048;

@@ -5,9 +5,9 @@
 use std::fmt;
 
 use super::kind::KeyKind;
-use crate::catalogue::lookup;
 use crate::error::{Error, Result};
 use crate::hash::HashAlg;
+use crate::lookup::lookup;
 
 /// A signature algorithm of the catalogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -23,13 +23,12 @@
 mod cache;
 mod pem;
 mod purpose;
-mod rejection;
 mod store;
 
+pub use crate::error::Rejection;
 pub use cache::MAX_CACHE_ENTRIES;
 pub use pem::TRUST_FILE_EXTENSIONS;
 pub use purpose::Purpose;
-pub use rejection::Rejection;
 pub use store::MAX_CHAIN_DEPTH;
 
 use std::fmt;

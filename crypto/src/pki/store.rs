@@ -1,5 +1,5 @@
-//! OpenSSL trust stores built from a PKI's material: one per purpose for [`Pki::verify`]
-//! (super::Pki::verify), and one for TLS client authentication.
+//! OpenSSL trust stores built from a PKI's material: one per purpose for
+//! [`Pki::verify`](super::Pki::verify), and one for TLS client authentication.
 
 use std::ffi::c_int;
 

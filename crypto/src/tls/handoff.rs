@@ -30,7 +30,7 @@ use openssl::ex_data::Index;
 use openssl::ssl::{Ssl, SslContextBuilder, SslRef, SslVersion};
 use openssl_sys as ffi;
 
-use super::engine::Engine;
+use super::openssl_session::OpenSslSession;
 use super::record::{wipe, Opening, Sealing, Secret, Suite};
 
 /// `SSL3_RT_HEADER`: the message callback's content type for a record header.
@@ -181,15 +181,15 @@ unsafe extern "C" fn on_message(
     }
 }
 
-/// The record layer of the TLS 1.3 server session `engine`, whose handshake has just finished,
+/// The record layer of the TLS 1.3 server session `openssl`, whose handshake has just finished,
 /// if it can carry on without OpenSSL (see the module docs); `None` leaves it with OpenSSL.
-pub(crate) fn take(engine: &mut Engine) -> Option<(Opening, Sealing)> {
-    let shut = !engine.get_shutdown().is_empty();
-    let ssl = engine.ssl();
-    let io = engine.get_ref();
+pub(crate) fn take(openssl: &mut OpenSslSession) -> Option<(Opening, Sealing)> {
+    let shut = !openssl.get_shutdown().is_empty();
+    let ssl = openssl.ssl();
+    let io = openssl.get_ref();
     // Bytes in the memory transport are not OpenSSL's: without read-ahead it reads exactly
     // the record it works on, so received bytes it has not asked for yet are whole records to
-    // come (the lean session reads them), and bytes waiting to be sent are records it sealed
+    // come (the Moria session reads them), and bytes waiting to be sent are records it sealed
     // and counted already.
     let quiet = ssl.is_server()
         && ssl.version2() == Some(SslVersion::TLS1_3)

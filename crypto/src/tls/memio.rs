@@ -20,7 +20,7 @@ use super::record::{HEADER_LEN, MAX_CIPHERTEXT};
 pub(crate) const MAX_FEED: usize = 16 * 1024;
 /// Largest inbound buffer. A session asks for more bytes only while what it has not taken is
 /// less than one record (at most 5 + 2^14 + 256 bytes: OpenSSL takes a record's bytes as it
-/// reads them, the lean session takes a record only once it is whole), and one read adds at most
+/// reads them, the Moria session takes a record only once it is whole), and one read adds at most
 /// [`MAX_FEED`].
 pub(crate) const INBOUND_LEN: usize = HEADER_LEN + MAX_CIPHERTEXT + MAX_FEED;
 /// First inbound buffer: a request's record or a handshake flight fits. OpenSSL takes the bytes

@@ -29,14 +29,16 @@
 
 mod acceptor;
 mod connector;
-mod engine;
 mod handoff;
+mod handshake_outcome;
 mod identity;
-mod lean;
 mod memio;
+mod moria_session;
+mod openssl_session;
 mod record;
 mod session;
 mod split;
+mod stop;
 mod stream;
 mod timeouts;
 

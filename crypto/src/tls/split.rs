@@ -22,18 +22,19 @@ use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
 use moria_runtime::sync::Mutex as FiberMutex;
 
 use super::memio::MAX_FEED;
-use super::session::{Session as TlsSession, Stop};
+use super::session::Session;
+use super::stop::Stop;
 use super::stream::{TlsStream, MAX_WRITE_CHUNK};
 
 /// The TLS session and how many times input was fed to it.
-struct Session {
-    ssl: TlsSession,
+struct SessionWithFeeds {
+    ssl: Session,
     fed: u64,
 }
 
 /// What both halves share.
 struct Shared {
-    session: Mutex<Session>,
+    session: Mutex<SessionWithFeeds>,
     reader: FiberMutex<(TcpReader, Box<[u8]>)>,
     writer: FiberMutex<TcpWriter>,
 }
@@ -56,7 +57,7 @@ impl TlsStream<TcpStream> {
         let (ssl, sock) = self.into_parts();
         let (reader, writer) = sock.split()?;
         let shared = Arc::new(Shared {
-            session: Mutex::new(Session { ssl, fed: 0 }),
+            session: Mutex::new(SessionWithFeeds { ssl, fed: 0 }),
             reader: FiberMutex::new((reader, vec![0u8; MAX_FEED].into_boxed_slice())),
             writer: FiberMutex::new(writer),
         });
@@ -70,13 +71,13 @@ impl TlsStream<TcpStream> {
 }
 
 impl Shared {
-    fn session(&self) -> MutexGuard<'_, Session> {
+    fn session(&self) -> MutexGuard<'_, SessionWithFeeds> {
         self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Repeats `op` until it succeeds or fails for good, moving bytes between the session and
     /// the socket between tries.
-    fn drive<T>(&self, mut op: impl FnMut(&mut TlsSession) -> Result<T, Stop>) -> io::Result<T> {
+    fn drive<T>(&self, mut op: impl FnMut(&mut Session) -> Result<T, Stop>) -> io::Result<T> {
         loop {
             let (result, fed) = {
                 let mut session = self.session();
@@ -137,7 +138,7 @@ impl TlsWriter {
     /// Sends close_notify, then shuts the socket's writing direction: the peer reads end of
     /// stream while the reader half keeps receiving (a TLS 1.3 half-close).
     pub fn shutdown(&mut self) -> io::Result<()> {
-        self.shared.drive(TlsSession::shutdown)?;
+        self.shared.drive(Session::shutdown)?;
         self.shared.writer.lock().shutdown_write()
     }
 }

@@ -11,7 +11,8 @@ use openssl::x509::X509VerifyResult;
 use moria_runtime::net::TcpStream;
 
 use super::memio::MemIo;
-use super::session::{Failure, Session, Stop};
+use super::session::Session;
+use super::stop::{SessionError, Stop};
 use super::timeouts::SocketTimeouts;
 use crate::error::{Error, Result};
 use crate::x509::Certificate;
@@ -29,7 +30,7 @@ pub struct TlsStream<S> {
 
 /// Which way the transport is about to be used.
 #[derive(Clone, Copy)]
-enum Direction {
+enum SocketOp {
     Read,
     Write,
 }
@@ -47,8 +48,8 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
             Some(limit) => {
                 let deadline = Instant::now() + limit;
                 let saved = (stream.sock.read_timeout()?, stream.sock.write_timeout()?);
-                let outcome = stream.drive(Session::handshake, |sock, dir| {
-                    arm_timeout(sock, dir, deadline, saved)
+                let outcome = stream.drive(Session::handshake, |sock, op| {
+                    arm_timeout(sock, op, deadline, saved)
                 });
                 stream.sock.set_read_timeout(saved.0)?;
                 stream.sock.set_write_timeout(saved.1)?;
@@ -67,33 +68,33 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
     fn drive<T>(
         &mut self,
         mut op: impl FnMut(&mut Session) -> Result<T, Stop>,
-        mut before_io: impl FnMut(&mut S, Direction) -> io::Result<()>,
-    ) -> Result<T, Failure> {
+        mut before_io: impl FnMut(&mut S, SocketOp) -> io::Result<()>,
+    ) -> Result<T, SessionError> {
         loop {
             self.session.clear_errors();
             let result = op(&mut self.session);
-            let flushed = before_io(&mut self.sock, Direction::Write)
+            let flushed = before_io(&mut self.sock, SocketOp::Write)
                 .and_then(|()| self.session.io_mut().flush_to(&mut self.sock));
             match result {
                 Ok(value) => {
-                    flushed.map_err(Failure::Io)?;
+                    flushed.map_err(SessionError::Io)?;
                     return Ok(value);
                 }
                 Err(Stop::WantRead) => {
-                    flushed.map_err(Failure::Io)?;
-                    before_io(&mut self.sock, Direction::Read)
+                    flushed.map_err(SessionError::Io)?;
+                    before_io(&mut self.sock, SocketOp::Read)
                         .and_then(|()| self.session.io_mut().fill_from(&mut self.sock))
-                        .map_err(Failure::Io)?;
+                        .map_err(SessionError::Io)?;
                 }
-                Err(Stop::WantWrite) => flushed.map_err(Failure::Io)?,
+                Err(Stop::WantWrite) => flushed.map_err(SessionError::Io)?,
                 Err(Stop::Failed(failure)) => return Err(failure),
             }
         }
     }
 
-    fn handshake_error(&self, failure: Failure, timeout: Option<Duration>) -> Error {
+    fn handshake_error(&self, failure: SessionError, timeout: Option<Duration>) -> Error {
         match failure {
-            Failure::Io(e)
+            SessionError::Io(e)
                 if matches!(
                     e.kind(),
                     io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
@@ -105,8 +106,8 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
                     format!("TLS handshake timed out{after}"),
                 ))
             }
-            Failure::Io(e) => Error::Io(e),
-            Failure::Ssl(e) => {
+            SessionError::Io(e) => Error::Io(e),
+            SessionError::Ssl(e) => {
                 let verify = self
                     .session
                     .ssl()
@@ -163,7 +164,7 @@ impl<S> TlsStream<S> {
     /// Whether Moria's own TLS 1.3 record layer carries the session (a TLS 1.3 server session
     /// after its handshake, see the crate README, "TLS 1.3 records after the handshake").
     pub fn records_by_moria(&self) -> bool {
-        matches!(self.session, Session::Lean(_))
+        matches!(self.session, Session::Moria(_))
     }
 
     /// The session and the transport, for [`split`](TlsStream::split).
@@ -272,7 +273,7 @@ impl<S> fmt::Debug for TlsStream<S> {
 /// transport's own timeout (`saved`: read, write) if that is shorter.
 fn arm_timeout<S: SocketTimeouts>(
     sock: &mut S,
-    dir: Direction,
+    op: SocketOp,
     deadline: Instant,
     saved: (Option<Duration>, Option<Duration>),
 ) -> io::Result<()> {
@@ -280,8 +281,8 @@ fn arm_timeout<S: SocketTimeouts>(
     if left.is_zero() {
         return Err(io::ErrorKind::TimedOut.into());
     }
-    match dir {
-        Direction::Read => sock.set_read_timeout(Some(saved.0.map_or(left, |t| t.min(left)))),
-        Direction::Write => sock.set_write_timeout(Some(saved.1.map_or(left, |t| t.min(left)))),
+    match op {
+        SocketOp::Read => sock.set_read_timeout(Some(saved.0.map_or(left, |t| t.min(left)))),
+        SocketOp::Write => sock.set_write_timeout(Some(saved.1.map_or(left, |t| t.min(left)))),
     }
 }

@@ -3,8 +3,6 @@
 //! (`TlsStream::release_buffers`) between them, KeyUpdates both ways, close_notify both ways,
 //! what the handshake established, and records that must be refused.
 
-mod common;
-
 use std::ffi::c_int;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,7 +11,7 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use common::pattern;
+use crate::common::pattern;
 use foreign_types::ForeignTypeRef;
 use moria_crypto::{hash, Identity, TlsAcceptor};
 use openssl::ssl::{SslConnector, SslMethod, SslStream, SslVerifyMode, SslVersion};
@@ -34,7 +32,7 @@ struct Served {
     echoed: u64,
     /// Reads that returned data, and those done while Moria's record layer carried the session.
     reads: u64,
-    lean_reads: u64,
+    moria_reads: u64,
     facts_before: (
         Option<String>,
         Option<Vec<u8>>,
@@ -69,7 +67,7 @@ fn echo_server(acceptor: TlsAcceptor) -> (u16, thread::JoinHandle<io::Result<Ser
         };
         let facts_before = facts(&tls);
         let mut buf = vec![0u8; 24 * 1024];
-        let (mut echoed, mut reads, mut lean_reads) = (0, 0, 0);
+        let (mut echoed, mut reads, mut moria_reads) = (0, 0, 0);
         loop {
             let n = tls.read(&mut buf)?;
             if n == 0 {
@@ -77,7 +75,7 @@ fn echo_server(acceptor: TlsAcceptor) -> (u16, thread::JoinHandle<io::Result<Ser
                 return Ok(Served {
                     echoed,
                     reads,
-                    lean_reads,
+                    moria_reads,
                     facts_before,
                     facts_after: facts(&tls),
                 });
@@ -85,7 +83,7 @@ fn echo_server(acceptor: TlsAcceptor) -> (u16, thread::JoinHandle<io::Result<Ser
             tls.write_all(&buf[..n])?;
             tls.release_buffers();
             reads += 1;
-            lean_reads += u64::from(tls.records_by_moria());
+            moria_reads += u64::from(tls.records_by_moria());
             echoed += n as u64;
         }
     });
@@ -161,7 +159,7 @@ fn idle_sessions_carry_on_in_every_suite_with_key_updates_both_ways() {
         let served = server.join().unwrap().unwrap();
         assert_eq!(served.echoed, sent, "{suite}");
         assert_eq!(
-            served.lean_reads, served.reads,
+            served.moria_reads, served.reads,
             "{suite}: the session was handed over after the handshake: {served:?}"
         );
         assert_eq!(served.facts_before, served.facts_after, "{suite}");
@@ -189,7 +187,7 @@ fn a_megabyte_each_way_after_the_handoff_is_unchanged() {
     let mut rest = Vec::new();
     tls.read_to_end(&mut rest).unwrap();
     let served = server.join().unwrap().unwrap();
-    assert!(served.lean_reads > 0 && served.lean_reads == served.reads);
+    assert!(served.moria_reads > 0 && served.moria_reads == served.reads);
 }
 
 /// A socket that flips one bit of the next write when told to.
@@ -272,6 +270,6 @@ fn sessions_stay_with_openssl_where_they_must() {
     let mut rest = Vec::new();
     tls.read_to_end(&mut rest).unwrap();
     let served = server.join().unwrap().unwrap();
-    assert_eq!(served.lean_reads, 0, "TLS 1.2 stays with OpenSSL");
+    assert_eq!(served.moria_reads, 0, "TLS 1.2 stays with OpenSSL");
     assert_eq!(served.facts_after.2, "TLSv1.2");
 }

@@ -2,8 +2,7 @@
 //! curl with `--cert` (accepted; refused without a certificate, with one from another CA,
 //! an expired one and a server-only one) and by our connector presenting an identity.
 
-mod ca;
-mod cli;
+use crate::common::cli;
 
 use std::fs;
 use std::io::{BufRead, BufReader, Write};
@@ -13,7 +12,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, SystemTime};
 
-use ca::Ca;
+use crate::common::ca::Ca;
 use moria_crypto::pki::Pki;
 use moria_crypto::x509::{CertBuilder, Usage};
 use moria_crypto::{Error, Identity, TlsAcceptor, TlsConnector};

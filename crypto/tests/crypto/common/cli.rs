@@ -1,6 +1,5 @@
 //! Runs the `openssl` command for interoperability tests; a missing program fails the test
 //! naming the Debian package to install.
-#![allow(dead_code)]
 
 use std::path::Path;
 use std::process::{Command, Output};

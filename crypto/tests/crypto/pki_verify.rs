@@ -2,12 +2,10 @@
 //! (and is cached), and an expired, a not-yet-valid, a revoked, a wrong-purpose and an
 //! untrusted certificate are each refused with their own reason.
 
-mod ca;
-
 use std::fs;
 use std::time::{Duration, SystemTime};
 
-use ca::Ca;
+use crate::common::ca::Ca;
 use moria_crypto::pki::{CrlCheck, Pki, Purpose, Rejection};
 use moria_crypto::x509::{CertBuilder, Certificate, CrlBuilder, Usage};
 use moria_crypto::Error;

@@ -1,6 +1,5 @@
-//! Helpers shared by the TLS integration tests: loopback servers on threads, expired
-//! certificates, scratch directories.
-#![allow(dead_code)]
+//! Helpers for the TLS tests: echo servers on loopback threads, a fiber server's setup,
+//! connectors trusting one certificate, round trips, expired certificates.
 
 use std::io::{self, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -35,7 +34,6 @@ pub fn echo(tls: &mut TlsStream<TcpStream>) -> io::Result<u64> {
 pub struct Seen {
     pub server_name: Option<String>,
     pub alpn: Option<Vec<u8>>,
-    pub version: &'static str,
     pub reused: bool,
     pub echoed: u64,
 }
@@ -58,7 +56,6 @@ pub fn echo_server(
                     Ok(Seen {
                         server_name: tls.server_name().map(str::to_owned),
                         alpn: tls.alpn_protocol().map(<[u8]>::to_vec),
-                        version: tls.version(),
                         reused: tls.session_reused(),
                         echoed,
                     })
@@ -143,26 +140,4 @@ pub fn expired_identity(host: &str) -> Identity {
         &key.private_key_to_pem_pkcs8().unwrap(),
     )
     .unwrap()
-}
-
-/// A fresh private (0700) scratch directory for keys and certificates, removed with everything
-/// in it when the value is dropped, failed test included.
-pub fn scratch_dir(name: &str) -> tempfile::TempDir {
-    tempfile::Builder::new()
-        .prefix(&format!("moria-crypto-{name}-"))
-        .tempdir()
-        .unwrap()
-}
-
-/// Deterministic test data with a checksum-friendly pattern.
-pub fn pattern(len: usize, seed: u32) -> Vec<u8> {
-    let mut x = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
-    (0..len)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x as u8
-        })
-        .collect()
 }

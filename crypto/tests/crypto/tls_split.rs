@@ -3,15 +3,14 @@
 //! with a half-close (close_notify and TCP shutdown of its direction) while its reader still
 //! receives, so the halves also prove TLS 1.3 half-close works.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::time::Duration;
 
-use common::{fiber_tls_setup, pattern};
+use crate::common::tls::fiber_tls_setup;
+use crate::common::{fiber_runtime, pattern};
 use moria_crypto::{hash, Digest, Hasher, TlsReader, TlsWriter};
 use moria_runtime::net::TcpStream;
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 
 const PAYLOAD_LEN: usize = 16 << 20;
 /// Odd write sizes, so records and reads never line up; over two maximal records, so whole
@@ -64,8 +63,7 @@ fn timed(sock: &TcpStream) {
 
 #[test]
 fn both_halves_move_16_mib_each_way_at_once() {
-    let runtime = Runtime::builder().workers(2).build().unwrap();
-    runtime.run(run).unwrap();
+    fiber_runtime().run(run).unwrap();
 }
 
 fn run() {

@@ -1,17 +1,16 @@
 //! `TlsStream::read_within`, the keep-alive wait of a TLS connection, in a fiber: nothing within
 //! the time is `None` and the session goes on, bytes are `Some`, several records waiting are
 //! read one call after another, and close_notify is end of stream. (A record that arrives in
-//! pieces is `lean.rs`'s and `memio.rs`'s unit tests' business: over loopback the pieces
+//! pieces is `moria_session.rs`'s and `memio.rs`'s unit tests' business: over loopback the pieces
 //! cannot be made to arrive apart without sleeping.)
-
-mod common;
 
 use std::io::{Read, Write};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::fiber_tls_setup;
-use moria_runtime::{spawn, Runtime};
+use crate::common::fiber_runtime;
+use crate::common::tls::fiber_tls_setup;
+use moria_runtime::spawn;
 
 const IO_TIMEOUT: Duration = Duration::from_secs(30);
 /// Long enough to never run out in the steps that expect bytes.
@@ -19,8 +18,7 @@ const LONG: Duration = Duration::from_secs(30);
 
 #[test]
 fn read_within_waits_reads_and_ends() {
-    let runtime = Runtime::builder().workers(1).build().unwrap();
-    runtime.run(run).unwrap();
+    fiber_runtime().run(run).unwrap();
 }
 
 fn run() {

@@ -1,6 +1,7 @@
-//! [`Lean`]: a TLS 1.3 server session after its handoff from OpenSSL (`handoff.rs`): the record
-//! layer of `record.rs` over the same memory transport, and what the handshake established
-//! (version, suite, SNI, ALPN, the client's certificate), kept as plain values.
+//! [`MoriaSession`]: a TLS 1.3 server session after its handoff from OpenSSL (`handoff.rs`),
+//! whose records Moria protects: the record layer of `record.rs` over the same memory
+//! transport, and the [`HandshakeOutcome`] (version, suite, SNI, ALPN, the client's
+//! certificate) kept as plain values.
 //!
 //! It speaks what a TLS 1.3 server may meet after the handshake: application data, alerts
 //! (close_notify ends the input, any other alert fails the session) and KeyUpdate (answered
@@ -11,14 +12,13 @@
 
 use std::io;
 
-use openssl::x509::X509;
-
+use super::handshake_outcome::HandshakeOutcome;
 use super::memio::MemIo;
 use super::record::{
     body_len, invalid, Opening, Sealing, ALERT, APPLICATION_DATA, HANDSHAKE, HEADER_LEN,
     MAX_PLAINTEXT,
 };
-use super::session::Stop;
+use super::stop::Stop;
 
 /// Handshake message type of KeyUpdate.
 const KEY_UPDATE: u8 = 24;
@@ -29,20 +29,9 @@ const CLOSE_NOTIFY: u8 = 0;
 /// The alert description of user_canceled (a warning, followed by close_notify).
 const USER_CANCELED: u8 = 90;
 
-/// What the handshake established, for the stream's accessors.
-#[derive(Debug)]
-pub(crate) struct Facts {
-    pub(crate) version: &'static str,
-    pub(crate) cipher: Option<&'static str>,
-    pub(crate) server_name: Option<Box<str>>,
-    pub(crate) alpn: Option<Box<[u8]>>,
-    pub(crate) resumed: bool,
-    pub(crate) peer_certificate: Option<X509>,
-}
-
 /// A TLS 1.3 session whose records Moria protects.
 #[derive(Debug)]
-pub(crate) struct Lean {
+pub(crate) struct MoriaSession {
     io: MemIo,
     opening: Opening,
     sealing: Sealing,
@@ -59,13 +48,18 @@ pub(crate) struct Lean {
     key_update_due: bool,
     /// Why the session failed, once it has.
     failed: Option<(io::ErrorKind, String)>,
-    facts: Facts,
+    outcome: HandshakeOutcome,
 }
 
-impl Lean {
+impl MoriaSession {
     /// Carries on over `io` with the keys of `opening` and `sealing`.
-    pub(crate) fn new(io: MemIo, opening: Opening, sealing: Sealing, facts: Facts) -> Lean {
-        Lean {
+    pub(crate) fn new(
+        io: MemIo,
+        opening: Opening,
+        sealing: Sealing,
+        outcome: HandshakeOutcome,
+    ) -> MoriaSession {
+        MoriaSession {
             io,
             opening,
             sealing,
@@ -76,7 +70,7 @@ impl Lean {
             output_closed: false,
             key_update_due: false,
             failed: None,
-            facts,
+            outcome,
         }
     }
 
@@ -91,8 +85,8 @@ impl Lean {
     }
 
     /// What the handshake established.
-    pub(crate) fn facts(&self) -> &Facts {
-        &self.facts
+    pub(crate) fn outcome(&self) -> &HandshakeOutcome {
+        &self.outcome
     }
 
     /// Whether decrypted bytes wait to be read.
@@ -146,7 +140,7 @@ impl Lean {
             return Ok(0);
         }
         let chunk = &buf[..buf.len().min(MAX_PLAINTEXT)];
-        let Lean {
+        let MoriaSession {
             io,
             sealing,
             key_update_due,
@@ -172,7 +166,7 @@ impl Lean {
         if self.output_closed {
             return Ok(());
         }
-        let Lean { io, sealing, .. } = self;
+        let MoriaSession { io, sealing, .. } = self;
         match io.produce(|out| sealing.seal(ALERT, &[1, CLOSE_NOTIFY], out)) {
             Ok(()) => {
                 self.output_closed = true;
@@ -340,15 +334,15 @@ mod tests {
 
     const SUITE: Suite = Suite::ChaCha20Poly1305;
 
-    /// A lean server session and the client's ends of its two directions.
-    fn pair() -> (Lean, Sealing, Opening) {
+    /// A Moria server session and the client's ends of its two directions.
+    fn pair() -> (MoriaSession, Sealing, Opening) {
         let client = Secret::new(&[1u8; 32]).unwrap();
         let server = Secret::new(&[2u8; 32]).unwrap();
-        let lean = Lean::new(
+        let session = MoriaSession::new(
             MemIo::new(),
             Opening::new(SUITE, client.clone(), 3).unwrap(),
             Sealing::new(SUITE, server.clone(), 2).unwrap(),
-            Facts {
+            HandshakeOutcome {
                 version: "TLSv1.3",
                 cipher: None,
                 server_name: None,
@@ -359,19 +353,19 @@ mod tests {
         );
         let to_server = Sealing::new(SUITE, client, 3).unwrap();
         let from_server = Opening::new(SUITE, server, 2).unwrap();
-        (lean, to_server, from_server)
+        (session, to_server, from_server)
     }
 
     /// Seals one record of `kind` from the client into the session's input.
-    fn send(lean: &mut Lean, client: &mut Sealing, kind: u8, content: &[u8]) {
+    fn send(session: &mut MoriaSession, client: &mut Sealing, kind: u8, content: &[u8]) {
         let mut wire = Vec::new();
         client.seal(kind, content, &mut wire).unwrap();
-        lean.io_mut().feed(&wire).unwrap();
+        session.io_mut().feed(&wire).unwrap();
     }
 
     /// Every record the session sent, opened by the client.
-    fn received(lean: &mut Lean, client: &mut Opening) -> Vec<(u8, Vec<u8>)> {
-        let wire = lean.io_mut().take_outbound();
+    fn received(session: &mut MoriaSession, client: &mut Opening) -> Vec<(u8, Vec<u8>)> {
+        let wire = session.io_mut().take_outbound();
         let mut rest = &wire[..];
         let mut records = Vec::new();
         while !rest.is_empty() {
@@ -390,35 +384,35 @@ mod tests {
         records
     }
 
-    fn read_all(lean: &mut Lean) -> Result<Vec<u8>, Stop> {
+    fn read_all(session: &mut MoriaSession) -> Result<Vec<u8>, Stop> {
         let mut buf = [0u8; 64];
-        let n = lean.read(&mut buf)?;
+        let n = session.read(&mut buf)?;
         Ok(buf[..n].to_vec())
     }
 
     fn error_of(stop: Stop) -> io::Error {
         match stop {
-            Stop::Failed(super::super::session::Failure::Io(e)) => e,
+            Stop::Failed(super::super::stop::SessionError::Io(e)) => e,
             _ => panic!("expected a failure"),
         }
     }
 
     #[test]
     fn a_requested_key_update_is_answered_before_the_next_record() {
-        let (mut lean, mut to_server, mut from_server) = pair();
-        send(&mut lean, &mut to_server, APPLICATION_DATA, b"one");
+        let (mut session, mut to_server, mut from_server) = pair();
+        send(&mut session, &mut to_server, APPLICATION_DATA, b"one");
         // Split across two records, then data under the new key.
-        send(&mut lean, &mut to_server, HANDSHAKE, &[KEY_UPDATE, 0]);
-        send(&mut lean, &mut to_server, HANDSHAKE, &[0, 1, 1]);
+        send(&mut session, &mut to_server, HANDSHAKE, &[KEY_UPDATE, 0]);
+        send(&mut session, &mut to_server, HANDSHAKE, &[0, 1, 1]);
         to_server.update().unwrap();
-        send(&mut lean, &mut to_server, APPLICATION_DATA, b"two");
-        assert_eq!(read_all(&mut lean).ok().unwrap(), b"one");
-        assert_eq!(read_all(&mut lean).ok().unwrap(), b"two");
-        lean.release();
-        assert_eq!(lean.write(b"answer").ok(), Some(6));
-        assert_eq!(lean.write(b"more").ok(), Some(4));
+        send(&mut session, &mut to_server, APPLICATION_DATA, b"two");
+        assert_eq!(read_all(&mut session).ok().unwrap(), b"one");
+        assert_eq!(read_all(&mut session).ok().unwrap(), b"two");
+        session.release();
+        assert_eq!(session.write(b"answer").ok(), Some(6));
+        assert_eq!(session.write(b"more").ok(), Some(4));
         assert_eq!(
-            received(&mut lean, &mut from_server),
+            received(&mut session, &mut from_server),
             [
                 (HANDSHAKE, vec![KEY_UPDATE, 0, 0, 1, 0]),
                 (APPLICATION_DATA, b"answer".to_vec()),
@@ -429,39 +423,39 @@ mod tests {
 
     #[test]
     fn close_notify_ends_the_input_and_shutdown_sends_one() {
-        let (mut lean, mut to_server, mut from_server) = pair();
-        send(&mut lean, &mut to_server, APPLICATION_DATA, b"");
-        send(&mut lean, &mut to_server, APPLICATION_DATA, b"last");
-        send(&mut lean, &mut to_server, ALERT, &[1, CLOSE_NOTIFY]);
-        assert_eq!(read_all(&mut lean).ok().unwrap(), b"last");
-        assert_eq!(read_all(&mut lean).ok().unwrap(), b"");
-        assert!(lean.input_closed());
-        lean.shutdown().ok().unwrap();
-        lean.shutdown().ok().unwrap();
-        let err = error_of(lean.write(b"late").err().unwrap());
+        let (mut session, mut to_server, mut from_server) = pair();
+        send(&mut session, &mut to_server, APPLICATION_DATA, b"");
+        send(&mut session, &mut to_server, APPLICATION_DATA, b"last");
+        send(&mut session, &mut to_server, ALERT, &[1, CLOSE_NOTIFY]);
+        assert_eq!(read_all(&mut session).ok().unwrap(), b"last");
+        assert_eq!(read_all(&mut session).ok().unwrap(), b"");
+        assert!(session.input_closed());
+        session.shutdown().ok().unwrap();
+        session.shutdown().ok().unwrap();
+        let err = error_of(session.write(b"late").err().unwrap());
         assert_eq!(err.kind(), io::ErrorKind::BrokenPipe);
         assert_eq!(
-            received(&mut lean, &mut from_server),
+            received(&mut session, &mut from_server),
             [(ALERT, vec![1, CLOSE_NOTIFY])]
         );
     }
 
     #[test]
     fn partial_records_wait_and_a_truncated_stream_is_an_error() {
-        let (mut lean, mut to_server, _) = pair();
+        let (mut session, mut to_server, _) = pair();
         let mut wire = Vec::new();
         to_server
             .seal(APPLICATION_DATA, b"split", &mut wire)
             .unwrap();
-        lean.io_mut().feed(&wire[..3]).unwrap();
-        assert!(matches!(read_all(&mut lean), Err(Stop::WantRead)));
-        lean.io_mut().feed(&wire[3..10]).unwrap();
-        assert!(matches!(read_all(&mut lean), Err(Stop::WantRead)));
-        lean.io_mut().feed(&wire[10..]).unwrap();
-        assert_eq!(read_all(&mut lean).ok().unwrap(), b"split");
-        lean.io_mut().feed(&wire[..4]).unwrap();
-        lean.io_mut().feed(b"").unwrap();
-        let err = error_of(read_all(&mut lean).err().unwrap());
+        session.io_mut().feed(&wire[..3]).unwrap();
+        assert!(matches!(read_all(&mut session), Err(Stop::WantRead)));
+        session.io_mut().feed(&wire[3..10]).unwrap();
+        assert!(matches!(read_all(&mut session), Err(Stop::WantRead)));
+        session.io_mut().feed(&wire[10..]).unwrap();
+        assert_eq!(read_all(&mut session).ok().unwrap(), b"split");
+        session.io_mut().feed(&wire[..4]).unwrap();
+        session.io_mut().feed(b"").unwrap();
+        let err = error_of(read_all(&mut session).err().unwrap());
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     }
 
@@ -481,25 +475,25 @@ mod tests {
             (20, &[1], "unexpected_message"),
         ];
         for (kind, content, want) in cases {
-            let (mut lean, mut to_server, _) = pair();
-            send(&mut lean, &mut to_server, kind, content);
-            send(&mut lean, &mut to_server, APPLICATION_DATA, b"after");
-            let read = read_all(&mut lean);
+            let (mut session, mut to_server, _) = pair();
+            send(&mut session, &mut to_server, kind, content);
+            send(&mut session, &mut to_server, APPLICATION_DATA, b"after");
+            let read = read_all(&mut session);
             assert!(read.is_err(), "{kind} {content:?} was accepted");
             let err = error_of(read.err().unwrap());
             assert!(err.to_string().contains(want), "{kind} {content:?}: {err}");
-            let again = error_of(read_all(&mut lean).err().unwrap());
+            let again = error_of(read_all(&mut session).err().unwrap());
             assert_eq!(again.to_string(), err.to_string(), "stays failed");
-            assert!(lean.write(b"x").is_err(), "no writes after a failure");
+            assert!(session.write(b"x").is_err(), "no writes after a failure");
         }
     }
 
     #[test]
     fn data_interrupting_a_handshake_message_is_refused() {
-        let (mut lean, mut to_server, _) = pair();
-        send(&mut lean, &mut to_server, HANDSHAKE, &[KEY_UPDATE, 0]);
-        send(&mut lean, &mut to_server, APPLICATION_DATA, b"data");
-        let err = error_of(read_all(&mut lean).err().unwrap());
+        let (mut session, mut to_server, _) = pair();
+        send(&mut session, &mut to_server, HANDSHAKE, &[KEY_UPDATE, 0]);
+        send(&mut session, &mut to_server, APPLICATION_DATA, b"data");
+        let err = error_of(read_all(&mut session).err().unwrap());
         assert!(err.to_string().contains("interrupted"), "{err}");
     }
 }

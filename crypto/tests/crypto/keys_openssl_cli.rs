@@ -2,7 +2,7 @@
 //! `openssl dgst -verify` / `pkeyutl -verify`, its signatures by ours; encrypted PKCS#8,
 //! RSA-OAEP and ECDH + HKDF exchanged with it.
 
-mod cli;
+use crate::common::cli;
 
 use std::fs;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! a public key as the secret), and a JWKS document holding the keys of a provider whose
 //! tokens are signed by the `openssl` command.
 
-mod cli;
+use crate::common::cli;
 
 use std::fs;
 

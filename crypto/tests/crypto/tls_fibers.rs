@@ -8,18 +8,17 @@
 //! The test also checks that fibers really did run on both workers and migrate between them in
 //! the middle of TLS sessions.
 
-mod common;
-
 use std::collections::HashSet;
 use std::io::{Read, Write};
 use std::sync::Arc;
 use std::thread::ThreadId;
 use std::time::Duration;
 
-use common::{pattern, trusting};
+use crate::common::tls::trusting;
+use crate::common::{fiber_runtime, pattern};
 use moria_crypto::{hash, Digest, Hasher, TlsAcceptor, TlsConnector};
 use moria_runtime::net::{TcpListener, TcpStream};
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 
 const CONNECTIONS: usize = 200;
 /// Extra connections that break their sessions on purpose.
@@ -174,8 +173,7 @@ fn saboteur(id: usize, addr: std::net::SocketAddr, connector: TlsConnector) -> R
 
 #[test]
 fn two_hundred_tls_connections_on_two_workers() {
-    let runtime = Runtime::builder().workers(2).build().unwrap();
-    runtime.run(run).unwrap();
+    fiber_runtime().run(run).unwrap();
 }
 
 fn run() {

@@ -2,14 +2,13 @@
 //! `openssl verify -crl_check`, its CSRs are signed by our CA and ours by its `x509 -req`,
 //! and our readable print matches its fields.
 
-mod ca;
-mod cli;
+use crate::common::cli;
 
 use std::fs;
 use std::path::Path;
 use std::time::SystemTime;
 
-use ca::Ca;
+use crate::common::ca::Ca;
 use cli::{openssl, openssl_ok};
 use moria_crypto::keys::PrivateKey;
 use moria_crypto::x509::{CertBuilder, Certificate, Crl, CrlBuilder, Csr, Usage};

@@ -1,4 +1,5 @@
-//! Why a certificate was refused, by kind, from OpenSSL's verification result.
+//! [`Rejection`] (public as `pki::Rejection`): why a certificate was refused, by kind, from
+//! OpenSSL's verification result.
 
 use std::ffi::c_int;
 

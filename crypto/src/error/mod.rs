@@ -1,4 +1,10 @@
-//! The crate's one error type.
+//! The crate's one error type, and [`Rejection`], why a certificate was refused (a kind the
+//! error carries and `pki` produces, kept here so that `pki` and the error do not import each
+//! other).
+
+mod rejection;
+
+pub use rejection::Rejection;
 
 use std::io;
 
@@ -124,7 +130,7 @@ pub enum Error {
     #[error("certificate refused ({reason:?} at depth {depth}): {detail}")]
     CertificateRefused {
         /// The reason, by kind.
-        reason: crate::pki::Rejection,
+        reason: Rejection,
         /// OpenSSL's words for it.
         detail: String,
         /// Position in the chain of the certificate at fault (0 = the one verified).

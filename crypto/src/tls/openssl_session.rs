@@ -1,4 +1,4 @@
-//! [`Engine`]: the OpenSSL session of a stream, which stays resumable when the stream is
+//! [`OpenSslSession`]: the OpenSSL session of a stream, which stays resumable when the stream is
 //! dropped without close_notify.
 
 use std::ops::{Deref, DerefMut};
@@ -8,16 +8,16 @@ use openssl::ssl::{ShutdownState, SslStream};
 use super::memio::MemIo;
 
 /// OpenSSL's session over the memory transport.
-pub(crate) struct Engine(SslStream<MemIo>);
+pub(crate) struct OpenSslSession(SslStream<MemIo>);
 
-impl Engine {
+impl OpenSslSession {
     /// Wraps a session.
-    pub(crate) fn new(ssl: SslStream<MemIo>) -> Engine {
-        Engine(ssl)
+    pub(crate) fn new(ssl: SslStream<MemIo>) -> OpenSslSession {
+        OpenSslSession(ssl)
     }
 }
 
-impl Deref for Engine {
+impl Deref for OpenSslSession {
     type Target = SslStream<MemIo>;
 
     fn deref(&self) -> &SslStream<MemIo> {
@@ -25,13 +25,13 @@ impl Deref for Engine {
     }
 }
 
-impl DerefMut for Engine {
+impl DerefMut for OpenSslSession {
     fn deref_mut(&mut self) -> &mut SslStream<MemIo> {
         &mut self.0
     }
 }
 
-impl Drop for Engine {
+impl Drop for OpenSslSession {
     /// OpenSSL marks the session of a connection freed before it sent close_notify as not
     /// resumable, so a client pool closing an idle connection would lose the session its next
     /// connection should resume. Closing locally is deliberate; a connection that failed

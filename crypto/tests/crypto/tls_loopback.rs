@@ -1,15 +1,14 @@
 //! Our connector against our acceptor over loopback TCP on plain threads: echo, ALPN, SNI,
 //! resumption, verification failures, timeouts, close_notify and truncation.
 
-mod common;
-
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
 use std::thread;
 use std::time::Duration;
 
-use common::{echo_server, expired_identity, pattern, round_trip, trusting};
+use crate::common::pattern;
+use crate::common::tls::{echo_server, expired_identity, round_trip, trusting};
 use moria_crypto::{Error, Identity, TlsAcceptor, TlsConnector};
 
 #[test]

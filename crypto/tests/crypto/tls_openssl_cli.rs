@@ -3,15 +3,13 @@
 //! `openssl` command fails the tests, naming the Debian package. Keys written for the command
 //! live in a scratch directory removed when the test ends.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 
-use common::scratch_dir;
+use crate::common::scratch_dir;
 use moria_crypto::{Error, Identity, TlsAcceptor};
 
 /// Upper bound on any `openssl` child's life (enforced by coreutils `timeout`).
