@@ -9,7 +9,7 @@ use openssl::x509::{
     CrlStatus, X509Builder, X509Crl, X509CrlBuilder, X509Extension, X509RevokedBuilder,
 };
 
-use super::builder::digest_for;
+use super::builder::{digest_for, CLOCK_SKEW};
 use super::{invalid, name, time, Certificate};
 use crate::encoding::hex;
 use crate::error::{Error, Result};
@@ -44,7 +44,8 @@ impl CrlBuilder {
         self
     }
 
-    /// `nextUpdate` is `validity` from now (default: [`DEFAULT_CRL_VALIDITY`]).
+    /// `nextUpdate` is `validity` from now (default: [`DEFAULT_CRL_VALIDITY`]); `lastUpdate` is
+    /// [`CLOCK_SKEW`] ago, as a certificate's `notBefore`.
     pub fn valid_for(mut self, validity: Duration) -> Self {
         self.validity = validity;
         self
@@ -67,7 +68,10 @@ impl CrlBuilder {
         let mut b = X509CrlBuilder::new()?;
         b.set_issuer_name(self.issuer.x509.subject_name())?;
         let now = SystemTime::now();
-        b.set_last_update(time::asn1(now)?.as_ref())?;
+        // lastUpdate is backdated like a certificate's notBefore: a verifier whose clock is a
+        // little behind (OpenSSL reads the coarse `time()`, which can still be on the previous
+        // second) would otherwise find a list issued this second "not yet valid".
+        b.set_last_update(time::asn1(now - CLOCK_SKEW)?.as_ref())?;
         b.set_next_update(time::asn1(now + self.validity)?.as_ref())?;
         for (cert, at) in &self.revoked {
             if cert.x509.issuer_name().to_der()? != self.issuer.x509.subject_name().to_der()? {
