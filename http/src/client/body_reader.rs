@@ -6,13 +6,13 @@ use std::io::{self, BufRead, Read};
 
 use moria_streams::chunked::TrailerField;
 
-use super::conn::Timing;
 use super::error::{Error, Violation};
 use super::pool::Pooled;
+use super::timing::Timing;
 use crate::h1::{BodyDecoder, BodyFault, BodyFraming};
 
 /// A response body on its connection.
-pub(crate) struct Wire {
+pub(crate) struct BodyReader {
     /// The body being read (one that runs until the close is never reused); `None` once
     /// complete or failed, the connection back in the pool or closed.
     body: Option<BodyDecoder<Pooled>>,
@@ -22,7 +22,7 @@ pub(crate) struct Wire {
     trailers: Vec<TrailerField>,
 }
 
-impl Wire {
+impl BodyReader {
     /// The body of a response framed by `framing` on `conn`.
     pub(crate) fn new(
         conn: Pooled,
@@ -30,7 +30,7 @@ impl Wire {
         keep_alive: bool,
         timing: Timing,
         url: String,
-    ) -> Wire {
+    ) -> BodyReader {
         let body = match framing {
             BodyFraming::None | BodyFraming::Length(0) => {
                 if keep_alive {
@@ -40,7 +40,7 @@ impl Wire {
             }
             framing => Some(BodyDecoder::new(conn, framing)),
         };
-        Wire {
+        BodyReader {
             body,
             keep_alive,
             timing,
@@ -104,11 +104,11 @@ impl Wire {
     }
 }
 
-impl BufRead for Wire {
+impl BufRead for BodyReader {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         let timing = self.timing;
         if let Some(conn) = self.conn() {
-            if let Err(e) = conn.link.arm(&timing) {
+            if let Err(e) = conn.connection.arm(&timing) {
                 return Err(self.fail(e));
             }
         }
@@ -131,7 +131,7 @@ impl BufRead for Wire {
     }
 }
 
-impl Read for Wire {
+impl Read for BodyReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let available = self.fill_buf()?;
         let n = available.len().min(buf.len());
@@ -143,16 +143,16 @@ impl Read for Wire {
 
 impl BufRead for Pooled {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
-        self.link.fill_buf()
+        self.connection.fill_buf()
     }
 
     fn consume(&mut self, amt: usize) {
-        self.link.consume(amt)
+        self.connection.consume(amt)
     }
 }
 
 impl Read for Pooled {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.link.read(buf)
+        self.connection.read(buf)
     }
 }
