@@ -4,8 +4,6 @@
 //! target verified against a CA file (and refused without it), through tinyproxy with CONNECT,
 //! and Ctrl-C ending the program with status 0. Every payload is checked by SHA-256.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -13,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use common::{start_logged, Running};
+use crate::common::{start_logged, Running};
 use moria_crypto::{hash, TlsAcceptor, TlsConnector};
 
 const TUNNEL: &str = env!("CARGO_BIN_EXE_tunnel");

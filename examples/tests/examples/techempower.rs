@@ -2,13 +2,11 @@
 //! and body by TFB's rules — clamping of odd `queries`/`count` values, fortunes escaped and
 //! sorted, `/updates` really written to the database — and clear failures on a bad database.
 
-mod common;
-
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::OnceLock;
 
-use common::{run_to_end, start, Conn, Reply};
+use crate::common::{run_to_end, start, Conn, Reply};
 use moria_orm::pg::{Client, TestServer};
 use moria_runtime::Runtime;
 use serde_json::Value;
