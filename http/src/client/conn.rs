@@ -6,12 +6,13 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use moria_crypto::{TlsConnector, TlsStream};
+use moria_runtime::blocking_io;
 use moria_runtime::net::TcpStream;
-use moria_runtime::{blocking_io, Deadline};
 use moria_streams::transfer::{RawSink, ZeroCopySink};
 
 use super::error::{Error, Phase, Result};
 use super::proxy::{tunnel, ProxyServer};
+use super::timing::Timing;
 use super::url::Url;
 
 /// Read buffer of a connection.
@@ -68,50 +69,13 @@ impl Write for Transport {
 }
 
 /// An open connection: buffered reads, direct writes.
-pub(crate) struct Link {
+pub(crate) struct Connection {
     io: BufReader<Transport>,
     /// The socket timeout set last (setting it is a system call: skipped when unchanged).
     armed: Option<Duration>,
 }
 
-/// The timeouts one request runs under.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Timing {
-    /// The whole request's deadline, if any.
-    pub deadline: Option<Deadline>,
-    /// Longest wait for a single read or write.
-    pub idle: Duration,
-}
-
-impl Timing {
-    /// The wait allowed for the next read or write, or which timeout has already expired.
-    pub(crate) fn next_wait(&self) -> std::result::Result<Duration, Phase> {
-        self.within(self.idle)
-    }
-
-    /// `limit`, cut to what is left of the deadline; `Err` once the deadline has passed.
-    pub(crate) fn within(&self, limit: Duration) -> std::result::Result<Duration, Phase> {
-        let Some(deadline) = self.deadline else {
-            return Ok(limit);
-        };
-        let left = deadline.remaining();
-        // The engine counts whole milliseconds and refuses zero.
-        if left < Duration::from_millis(1) {
-            return Err(Phase::Deadline);
-        }
-        Ok(left.min(limit))
-    }
-
-    /// Which timeout an expired wait stands for.
-    pub(crate) fn expired_phase(&self) -> Phase {
-        match self.deadline {
-            Some(d) if d.remaining() < Duration::from_millis(1) => Phase::Deadline,
-            _ => Phase::Read,
-        }
-    }
-}
-
-impl Link {
+impl Connection {
     /// Sets the socket's read and write timeouts for the next wait.
     pub(crate) fn arm(&mut self, timing: &Timing) -> io::Result<()> {
         let wait = timing
@@ -147,13 +111,13 @@ impl Link {
     }
 }
 
-impl Read for Link {
+impl Read for Connection {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read(buf)
     }
 }
 
-impl BufRead for Link {
+impl BufRead for Connection {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         self.io.fill_buf()
     }
@@ -172,7 +136,7 @@ pub(crate) fn open(
     connect_timeout: Duration,
     timing: &Timing,
     tls: &TlsConnector,
-) -> Result<Link> {
+) -> Result<Connection> {
     let name = url.to_string();
     let stream = dial(url, proxy, connect_timeout, timing)?;
     let transport = if url.is_https() {
@@ -190,7 +154,7 @@ pub(crate) fn open(
     } else {
         Transport::Plain(stream)
     };
-    Ok(Link {
+    Ok(Connection {
         io: BufReader::with_capacity(READ_BUFFER, transport),
         armed: None,
     })

@@ -5,8 +5,8 @@ use std::io::{self, BufRead, Read};
 use moria_streams::compress::Format;
 use moria_streams::{Counting, DecompressReader};
 
+use super::body_reader::BodyReader;
 use super::error::{Error, Violation};
-use super::wire::Wire;
 
 /// Expansion ratio past which a decoded body is refused as a bomb, once it is past
 /// [`DEFAULT_BOMB_AFTER`].
@@ -26,7 +26,7 @@ pub(crate) struct BombGuard {
 /// The response body as the caller reads it: as sent, or decoded.
 pub(crate) enum Content {
     /// No content coding (or decoding turned off).
-    Identity(Box<Wire>),
+    Identity(Box<BodyReader>),
     /// gzip or deflate, decoded.
     Decoded {
         decoder: Box<Decoder>,
@@ -86,23 +86,23 @@ pub(crate) struct Ahead {
     len: usize,
     /// Bytes of `head` already given back.
     pos: usize,
-    wire: Counting<Wire>,
+    framed: Counting<BodyReader>,
 }
 
 impl Ahead {
-    fn new(wire: Wire) -> Ahead {
+    fn new(framed: BodyReader) -> Ahead {
         Ahead {
             head: [0; 2],
             len: 0,
             pos: 0,
-            wire: Counting::new(wire),
+            framed: Counting::new(framed),
         }
     }
 
     /// Reads until two bytes are ahead or the body ends (kept across a failed call).
     fn read_ahead(&mut self) -> io::Result<&[u8]> {
         while self.len < self.head.len() {
-            match self.wire.read(&mut self.head[self.len..])? {
+            match self.framed.read(&mut self.head[self.len..])? {
                 0 => break,
                 n => self.len += n,
             }
@@ -114,7 +114,7 @@ impl Ahead {
 impl Read for Ahead {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if self.pos == self.len {
-            return self.wire.read(buf);
+            return self.framed.read(buf);
         }
         let n = (self.len - self.pos).min(buf.len());
         buf[..n].copy_from_slice(&self.head[self.pos..self.pos + n]);
@@ -126,14 +126,14 @@ impl Read for Ahead {
 impl BufRead for Ahead {
     fn fill_buf(&mut self) -> io::Result<&[u8]> {
         if self.pos == self.len {
-            return self.wire.fill_buf();
+            return self.framed.fill_buf();
         }
         Ok(&self.head[self.pos..self.len])
     }
 
     fn consume(&mut self, amt: usize) {
         if self.pos == self.len {
-            self.wire.consume(amt);
+            self.framed.consume(amt);
         } else {
             self.pos = (self.pos + amt).min(self.len);
         }
@@ -169,18 +169,23 @@ impl Decoder {
     }
 
     /// The counted body.
-    fn body(&self) -> Option<&Counting<Wire>> {
+    fn body(&self) -> Option<&Counting<BodyReader>> {
         match self {
-            Decoder::Sniffing(body) => body.as_ref().map(|b| &b.wire),
-            Decoder::Running(reader) => Some(&reader.get_ref().wire),
+            Decoder::Sniffing(body) => body.as_ref().map(|b| &b.framed),
+            Decoder::Running(reader) => Some(&reader.get_ref().framed),
         }
     }
 }
 
 impl Content {
-    /// Decodes `wire` as `coding`.
-    pub(crate) fn decoded(wire: Wire, coding: Coding, guard: BombGuard, url: String) -> Content {
-        let body = Ahead::new(wire);
+    /// Decodes `framed` as `coding`.
+    pub(crate) fn decoded(
+        framed: BodyReader,
+        coding: Coding,
+        guard: BombGuard,
+        url: String,
+    ) -> Content {
+        let body = Ahead::new(framed);
         let decoder = match coding {
             Coding::Gzip => Decoder::running(Format::Gzip, body),
             Coding::Deflate => Decoder::Sniffing(Some(body)),
@@ -193,7 +198,7 @@ impl Content {
     }
 
     /// The body on the wire (`None` only while a decoder is being set up).
-    pub(crate) fn wire(&self) -> Option<&Wire> {
+    pub(crate) fn body_reader(&self) -> Option<&BodyReader> {
         match self {
             Content::Identity(w) => Some(w),
             Content::Decoded { decoder, .. } => decoder.body().map(Counting::get_ref),
@@ -224,7 +229,7 @@ impl Read for Content {
                 let reader = decoder.start().map_err(bad)?;
                 let n = reader.read(buf).map_err(bad)?;
                 let decoded = reader.produced();
-                let compressed = reader.get_ref().wire.bytes_read();
+                let compressed = reader.get_ref().framed.bytes_read();
                 if decoded > guard.after && decoded > compressed.saturating_mul(guard.ratio) {
                     let url = url.clone();
                     return Err(Error::DecompressionBomb {

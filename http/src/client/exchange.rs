@@ -4,15 +4,16 @@
 
 use std::io;
 
-use super::conn::{self, Link, Timing};
+use super::body_reader::BodyReader;
+use super::conn::{self, Connection};
 use super::decode::{coding_of, Content};
 use super::error::{Error, Phase, Result, Violation};
 use super::pool::{Checkout, Pooled};
 use super::proxy::ProxyServer;
 use super::response::{Headers, Response};
 use super::send::{length_of, send, RequestBody, SendError};
+use super::timing::Timing;
 use super::url::Url;
-use super::wire::Wire;
 use super::Inner;
 use crate::h1::{encode_request, read_response_head, BodyFraming, HeadError, ResponseHead};
 
@@ -61,7 +62,7 @@ pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) ->
             }
             Some(Checkout::Idle(p)) => p,
             Some(Checkout::Fresh(slot)) => Pooled {
-                link: conn::open(
+                connection: conn::open(
                     req.url,
                     proxy,
                     client.config.connect_timeout,
@@ -171,7 +172,7 @@ fn attempt(
         fields,
         length,
     );
-    conn.link
+    conn.connection
         .arm(timing)
         .map_err(|e| socket_failure(url, timing, e, true))?;
     let sent = |e| match e {
@@ -186,9 +187,9 @@ fn attempt(
     };
     let mut buf = Vec::new();
     let early = if expect {
-        send(conn.link.writer(), &head, &mut RequestBody::Empty).map_err(sent)?;
+        send(conn.connection.writer(), &head, &mut RequestBody::Empty).map_err(sent)?;
         head.clear();
-        wait_continue(client, &mut conn.link, timing, req, &mut buf)?
+        wait_continue(client, &mut conn.connection, timing, req, &mut buf)?
     } else {
         None
     };
@@ -198,9 +199,9 @@ fn attempt(
             final_head.keep_alive = false;
             final_head
         }
-        None => match send(conn.link.writer(), &head, req.body) {
+        None => match send(conn.connection.writer(), &head, req.body) {
             Ok(()) => loop {
-                let head = read_head(client, &mut conn.link, timing, req, &mut buf)?;
+                let head = read_head(client, &mut conn.connection, timing, req, &mut buf)?;
                 // Interim responses (RFC 9110 §15.2) precede the final one; 101 would be final
                 // but is never asked for.
                 if !(100..200).contains(&head.status) || head.status == 101 {
@@ -210,7 +211,7 @@ fn attempt(
             // A server may answer (413, 401) and close before taking the whole body: that
             // answer is the response; without one, the failure to send stands.
             Err(SendError::Socket(e)) if !is_timeout(&e) => {
-                match read_head(client, &mut conn.link, timing, req, &mut buf) {
+                match read_head(client, &mut conn.connection, timing, req, &mut buf) {
                     Ok(mut answer) if answer.status >= 200 => {
                         answer.keep_alive = false;
                         answer
@@ -222,14 +223,14 @@ fn attempt(
         },
     };
     let url_text = url.to_string();
-    let tls_resumed = conn.link.tls_resumed();
+    let tls_resumed = conn.connection.tls_resumed();
     let coding = head
         .fields
         .iter()
         .find(|(n, _)| n.eq_ignore_ascii_case("content-encoding"))
         .and_then(|(_, v)| coding_of(v));
     let has_body = !matches!(head.framing, BodyFraming::None | BodyFraming::Length(0));
-    let wire = Wire::new(
+    let body = BodyReader::new(
         conn,
         head.framing,
         head.keep_alive,
@@ -244,9 +245,9 @@ fn attempt(
                 !n.eq_ignore_ascii_case("content-encoding")
                     && !n.eq_ignore_ascii_case("content-length")
             });
-            Content::decoded(wire, coding, client.config.bomb, url_text)
+            Content::decoded(body, coding, client.config.bomb, url_text)
         }
-        _ => Content::Identity(Box::new(wire)),
+        _ => Content::Identity(Box::new(body)),
     };
     Ok(Response {
         status: head.status,
@@ -279,7 +280,7 @@ fn expects_continue(body: &RequestBody, min: Option<u64>) -> bool {
 /// answered without wanting the body.
 fn wait_continue(
     client: &Inner,
-    link: &mut Link,
+    connection: &mut Connection,
     timing: &Timing,
     req: &Outgoing<'_>,
     buf: &mut Vec<u8>,
@@ -289,7 +290,7 @@ fn wait_continue(
         idle: client.config.continue_timeout.min(timing.idle),
     };
     loop {
-        match read_head(client, link, &wait, req, buf) {
+        match read_head(client, connection, &wait, req, buf) {
             Ok(head) if head.status == 100 => return Ok(None),
             Ok(head) if (100..200).contains(&head.status) && head.status != 101 => {}
             Ok(head) => return Ok(Some(head)),
@@ -307,7 +308,7 @@ fn wait_continue(
 /// Reads one response head into `buf` and parses it.
 fn read_head(
     client: &Inner,
-    link: &mut Link,
+    connection: &mut Connection,
     timing: &Timing,
     req: &Outgoing<'_>,
     buf: &mut Vec<u8>,
@@ -322,7 +323,7 @@ fn read_head(
     };
     let head_request = req.method == "HEAD";
     let limits = &client.config.head_limits;
-    read_response_head(link, buf, limits, head_request, |link| link.arm(timing)).map_err(
+    read_response_head(connection, buf, limits, head_request, |c| c.arm(timing)).map_err(
         |e| match e {
             HeadError::Io(e) => socket_failure(url, timing, e, buf.is_empty()),
             HeadError::Closed if buf.is_empty() => Failed {

@@ -15,10 +15,11 @@
 //! | `request.rs` | [`RequestBuilder`]: headers, query, body; `send` with redirects |
 //! | `exchange.rs` | one request on one connection, `100-continue`; the retry on a dead reused connection |
 //! | `send.rs` | request bodies and the writes of head and body |
-//! | `conn.rs` | DNS on the offload pool, TCP connect (also [`Client::connect_tcp`]), TLS; per-read timeouts |
+//! | `conn.rs` | DNS on the offload pool, TCP connect (also [`Client::connect_tcp`]), TLS; the open connection with its per-read timeouts |
+//! | `timing.rs` | the deadline and per-wait timeout one request runs under |
 //! | `pool.rs` | idle connections per origin, the per-host cap, fiber-parking waits |
 //! | `proxy.rs` | HTTP proxies, CONNECT tunnels, `NO_PROXY`, proxy credentials |
-//! | `wire.rs` | the body as framed on the wire (length, chunked, until close) |
+//! | `body_reader.rs` | the response body as framed on the wire (length, chunked, until close); hands the connection back when done |
 //! | `decode.rs` | gzip/deflate decoding and the decompression-bomb guard |
 //! | `response.rs` | [`Response`], [`Headers`]: `Read`, `text`, `bytes`, `json` |
 //! | `read.rs` | [`read_response`]: the same decoder on any `BufRead` (raw probes, pipelining) |
@@ -28,6 +29,7 @@
 //! The wire format is the crate's HTTP/1.1 codec (`h1/`), shared with the server.
 
 mod auth;
+mod body_reader;
 mod builder;
 mod conn;
 mod decode;
@@ -39,8 +41,8 @@ mod read;
 mod request;
 mod response;
 mod send;
+mod timing;
 mod url;
-mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,10 +65,10 @@ pub use response::{Headers, Response};
 pub use url::Url;
 
 use crate::limits::Limits;
-use conn::Timing;
 use decode::BombGuard;
 use pool::Pool;
 use proxy::Proxies;
+use timing::Timing;
 
 /// An HTTP client: settings, TLS roots and the connection pool, shared by its clones.
 #[derive(Clone)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use moria_runtime::sync::{Condvar, Mutex};
 
-use super::conn::Link;
+use super::conn::Connection;
 use super::proxy::ProxyServer;
 use super::url::Url;
 
@@ -50,7 +50,7 @@ struct HostState {
     /// Connections open (idle, in use, or being opened).
     open: usize,
     /// Idle connections, most recently used last.
-    idle: Vec<(Link, Instant)>,
+    idle: Vec<(Connection, Instant)>,
 }
 
 /// The right to one open connection to a host; given back when dropped.
@@ -61,7 +61,7 @@ pub(crate) struct Slot {
 /// A checked-out connection and its slot.
 pub(crate) struct Pooled {
     /// The connection.
-    pub link: Link,
+    pub connection: Connection,
     /// Its slot in the host's pool.
     pub slot: Slot,
     /// Whether it carried a request before.
@@ -115,13 +115,13 @@ impl Host {
             let before = state.idle.len();
             let (stale, live): (Vec<_>, Vec<_>) = std::mem::take(&mut state.idle)
                 .into_iter()
-                .partition(|(link, since)| fresh || now - *since > keep || link.looks_closed());
+                .partition(|(c, since)| fresh || now - *since > keep || c.looks_closed());
             state.idle = live;
             state.open -= before - state.idle.len();
             closing.extend(stale);
-            if let Some((link, _)) = state.idle.pop() {
+            if let Some((connection, _)) = state.idle.pop() {
                 break Some(Checkout::Idle(Pooled {
-                    link,
+                    connection,
                     slot: self.slot(),
                     reused: true,
                 }));
@@ -156,17 +156,21 @@ impl Host {
 impl Pooled {
     /// Puts the connection back as idle (or closes it when the host keeps enough idle ones).
     pub(crate) fn release(self) {
-        let Pooled { link, mut slot, .. } = self;
+        let Pooled {
+            connection,
+            mut slot,
+            ..
+        } = self;
         let Some(host) = slot.host.take() else {
             return;
         };
         let mut state = host.state.lock();
         let extra = if state.idle.len() < host.config.max_idle {
-            state.idle.push((link, Instant::now()));
+            state.idle.push((connection, Instant::now()));
             None
         } else {
             state.open -= 1;
-            Some(link)
+            Some(connection)
         };
         drop(state);
         host.freed.notify_one();

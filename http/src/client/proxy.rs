@@ -6,8 +6,8 @@ use std::io::{BufReader, Write};
 
 use moria_runtime::net::TcpStream;
 
-use super::conn::Timing;
 use super::error::{Error, Result, Violation};
+use super::timing::Timing;
 use super::url::Url;
 use crate::h1::{encode_request, read_response_head, HeadError, Length};
 use crate::limits::Limits;

@@ -10,11 +10,11 @@ use moria_streams::File;
 use serde::Serialize;
 
 use super::auth::{self, Credentials};
-use super::conn::Timing;
 use super::error::{Error, Result};
 use super::exchange::{perform, Outgoing};
 use super::response::Response;
 use super::send::RequestBody;
+use super::timing::Timing;
 use super::url::Url;
 use super::Client;
 use crate::h1::is_framing_field;

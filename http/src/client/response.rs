@@ -6,10 +6,10 @@ use std::io::{self, Read};
 use moria_streams::chunked::TrailerField;
 use serde::de::DeserializeOwned;
 
+use super::body_reader::BodyReader;
 use super::decode::Content;
 use super::error::{Error, Result};
 use super::url::Url;
-use super::wire::Wire;
 use crate::method::Version;
 
 /// Response header fields in the order received; names compare case-insensitively.
@@ -114,7 +114,7 @@ impl Response {
 
     /// The trailer fields of a chunked body, once the body has been read to its end.
     pub fn trailers(&self) -> &[TrailerField] {
-        self.body.wire().map_or(&[], Wire::trailers)
+        self.body.body_reader().map_or(&[], BodyReader::trailers)
     }
 
     /// The whole body, up to the client's `max_body_size`.

@@ -1,0 +1,9 @@
+//! The example programs' tests, one module per program, linked as one binary: each starts the
+//! debug build of its example (`CARGO_BIN_EXE_*`) and talks to it over loopback.
+
+mod common;
+
+mod mutual_tls;
+mod techempower;
+mod tunnel;
+mod wget_fileserver;
