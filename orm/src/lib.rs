@@ -8,14 +8,14 @@
 //! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: on the fiber, single statements pipelined on shared connections, transactions on pooled ones |
 //! | `conn` | [`Conn`]: one SQLite or PostgreSQL connection, the synchronous core ([`Mode`], [`ConnOptions`], [`Backend`]) |
 //! | `exec` | the two engines side by side: row values, PostgreSQL parameters, the type mapping table |
-//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::SharedClient`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] |
+//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::SharedClient`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] (feature `test-server`, on by default) |
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
 //! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
-//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth |
+//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth (feature `rest`, on by default) |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
 //! | `error` | [`Error`], [`Result`], [`OptionalExt`] |
@@ -49,6 +49,7 @@ mod lane;
 mod model;
 pub mod pg;
 mod query;
+#[cfg(feature = "rest")]
 pub mod rest;
 mod schema;
 mod sql;
@@ -69,6 +70,7 @@ pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, Js
 pub use lane::Dispatch;
 pub use model::Model;
 pub use query::{Op, Order, Query};
+#[cfg(feature = "rest")]
 pub use rest::{Rest, RestRequest, RestResponse};
 #[doc(hidden)]
 pub use sql::SqlTexts;

@@ -21,7 +21,7 @@
 //! | `pool` | [`Pool`] of [`PooledClient`]s (exclusive) and [`SharedClient`]s, [`PoolOptions`] |
 //! | `row` | [`Row`] (`row.get::<i64>("id")`), [`Column`], [`Statement`], [`SimpleRow`] |
 //! | `error` | [`Error`] with a SQLSTATE on every variant, [`DbError`] |
-//! | `testing` | [`TestServer`]: a throwaway PostgreSQL for tests and benches |
+//! | `testing` | [`TestServer`]: a throwaway PostgreSQL for tests and benches (feature `test-server`, on by default) |
 //!
 //! ```no_run
 //! use moria_orm::pg::Client;
@@ -49,6 +49,7 @@ mod row;
 mod shared;
 mod simple_query;
 mod socket;
+#[cfg(feature = "test-server")]
 mod testing;
 mod transaction;
 
@@ -66,6 +67,7 @@ pub use pool::{
 };
 pub use row::{Column, Row, RowIndex, SimpleRow, Statement};
 pub use shared::{SharedClient, MAX_IN_FLIGHT_BYTES};
+#[cfg(feature = "test-server")]
 pub use testing::TestServer;
 pub use transaction::Transaction;
 
