@@ -19,7 +19,9 @@ use postgres_protocol::types as wire;
 use postgres_types::{IsNull, ToSql, Type};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
-use crate::conn::{Conn, Engine};
+use std::cell::RefCell;
+
+use crate::conn::{Backend, Conn, PgHandle};
 use crate::error::{Error, Result};
 use crate::model::Model;
 use crate::pg;
@@ -210,9 +212,20 @@ impl Conn {
         params: &[ValueRef<'_>],
         each: &mut dyn FnMut(pg::Row) -> Result<()>,
     ) -> Result<u64> {
-        let Engine::Pg(cell) = &self.engine else {
-            return Err(Error::Config("not a PostgreSQL connection".into()));
-        };
+        self.on_engine(
+            |_| Err(Error::Config("not a PostgreSQL connection".into())),
+            |cell| self.pg_run_on(cell, sql, params, each),
+        )
+    }
+
+    /// [`Conn::pg_run`] on the PostgreSQL handle.
+    fn pg_run_on(
+        &self,
+        cell: &RefCell<PgHandle>,
+        sql: &str,
+        params: &[ValueRef<'_>],
+        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+    ) -> Result<u64> {
         let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
@@ -262,7 +275,7 @@ impl Conn {
 
     /// Whether this connection is PostgreSQL.
     pub(crate) fn is_pg(&self) -> bool {
-        matches!(self.engine, Engine::Pg(_))
+        self.backend() == Backend::Postgres
     }
 }
 
