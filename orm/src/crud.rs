@@ -5,10 +5,11 @@ use rusqlite::Statement;
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::exec::{output_ref, value_refs, RowValues};
+use crate::exec::{output_ref, value_refs};
 use crate::field::{now_millis, Auto};
 use crate::model::{field_index, fill_from_row, from_row, Model};
 use crate::query::Query;
+use crate::row_values::RowValues;
 use crate::sql::push_ident;
 
 /// Binds `values` to parameters `first..`; returns the next free index.

@@ -10,10 +10,11 @@ use rusqlite::{CachedStatement, Rows};
 use crate::conn::Conn;
 use crate::crud::bind_values;
 use crate::error::Result;
-use crate::exec::{value_refs, RowValues};
+use crate::exec::value_refs;
 use crate::model::{fill_from_row, from_row, Model};
 use crate::pg;
 use crate::query::Query;
+use crate::row_values::RowValues;
 
 enum SelectInner<'c> {
     Sqlite(CachedStatement<'c>),

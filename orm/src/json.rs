@@ -15,10 +15,10 @@ use serde_json::Value as JsonValue;
 
 use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::exec::RowValues;
 use crate::field::FieldType;
 use crate::model::{field_index, Model};
 use crate::query::Query;
+use crate::row_values::RowValues;
 use moria_crypto::encoding::base64_into;
 
 /// Layout of a JSON result set.

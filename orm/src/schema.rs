@@ -10,9 +10,9 @@ use std::collections::HashSet;
 
 use crate::conn::Conn;
 use crate::error::Result;
-use crate::exec::RowValues;
 use crate::field::FieldDef;
 use crate::model::Model;
+use crate::row_values::RowValues;
 use crate::sql::{check_ident, push_ident};
 
 /// Column definition as used by both CREATE TABLE and ALTER TABLE ADD COLUMN.
