@@ -1,9 +1,6 @@
 //! Schema evolution: a model gains fields, the database is reopened, old rows are intact.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, TempDir};
+use crate::common::{self, Kind, TempDir};
 use moria_orm::{model, Conn, Error, Mode, Query};
 
 mod v1 {

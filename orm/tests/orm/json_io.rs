@@ -1,9 +1,6 @@
 //! JSON: expanded and compact output written to a `Write`, models parsed with validation.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person};
+use crate::common::{self, Every, Kind, Person};
 use moria_orm::{from_json, merge_json, to_json, Conn, Error, JsonFormat, Order, Query};
 use serde_json::{json, Value};
 

@@ -1,9 +1,6 @@
 //! Injection attempts through values, field names and raw fragments leave the database intact.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, Person};
+use crate::common::{self, Kind, Person};
 use moria_orm::{from_json, Conn, Error, Op, Order, Query};
 
 const ATTACKS: &[&str] = &[

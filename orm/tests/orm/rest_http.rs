@@ -1,18 +1,16 @@
 //! REST over real HTTP: a moria-http server on 127.0.0.1:0 with `Rest::routes`, raw TCP
 //! clients (and curl when installed).
 
-#[macro_use]
-mod common;
-
 use std::net::SocketAddr;
 
-use common::{http, Kind, Person, TempDir};
+use crate::common::{self, http, Kind, Person, TempDir};
 use moria_http::{Router, Server};
 use moria_orm::rest::BasicAuth;
 use moria_orm::{Db, Query, Rest};
 use serde_json::{json, Value};
 
 fn serve(rest: Rest) -> (Server, SocketAddr) {
+    common::runtime();
     let router = rest.routes(Router::new());
     let server = Server::builder()
         .listen("127.0.0.1:0")

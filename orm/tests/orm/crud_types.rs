@@ -1,9 +1,6 @@
 //! CRUD on every supported field type, on a memory database and on each file mode.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person, TempDir};
+use crate::common::{self, Every, Kind, Person, TempDir};
 use moria_orm::{Conn, CreateTime, Error, ModTime, Mode, Op, OptionalExt, Order, Query};
 
 fn sample(n: i64) -> Every {

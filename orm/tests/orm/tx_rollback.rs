@@ -1,11 +1,8 @@
 //! Transactions: commit on Ok, roll back on Err and on panic, savepoints when nested.
 
-#[macro_use]
-mod common;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::{Kind, Person};
+use crate::common::{self, Kind, Person};
 use moria_orm::{Conn, Error, Query};
 
 fn setup(kind: Kind) -> Conn {

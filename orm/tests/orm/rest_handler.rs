@@ -1,10 +1,7 @@
 //! REST semantics through `Rest::handle` (no HTTP): round trips, every error status, auth,
 //! batch atomicity, and injection attempts through every parameter.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person};
+use crate::common::{self, Every, Kind, Person};
 use moria_orm::rest::BasicAuth;
 use moria_orm::{Query, Rest, RestRequest, RestResponse};
 use serde_json::{json, Value};

@@ -1,9 +1,6 @@
 //! Batches: multi-row inserts spanning several statements, ids returned, all-or-nothing.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, Person};
+use crate::common::{self, Kind, Person};
 use moria_orm::{Batch, Conn, Error, Query};
 
 fn conn(kind: Kind, batch_params: usize) -> Conn {
