@@ -126,12 +126,12 @@ pub fn http(
 
 /// The engine a test body runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum Engine {
     Sqlite,
     Postgres,
 }
 
-/// Runs each named `fn(Kind)` as two tests, `name::sqlite` and `name::postgres`: one test
+/// Runs each named `fn(Engine)` as two tests, `name::sqlite` and `name::postgres`: one test
 /// body, two backends.
 #[macro_export]
 macro_rules! both {
@@ -139,11 +139,11 @@ macro_rules! both {
         mod $name {
             #[test]
             fn sqlite() {
-                super::$name($crate::common::Kind::Sqlite)
+                super::$name($crate::common::Engine::Sqlite)
             }
             #[test]
             fn postgres() {
-                super::$name($crate::common::Kind::Postgres)
+                super::$name($crate::common::Engine::Postgres)
             }
         }
     )*};
@@ -168,19 +168,19 @@ pub fn pg_url() -> String {
 }
 
 /// A fresh connection: SQLite in memory, or PostgreSQL in a fresh schema.
-pub fn conn(kind: Kind) -> moria_orm::Conn {
+pub fn conn(kind: Engine) -> moria_orm::Conn {
     runtime();
     match kind {
-        Kind::Sqlite => moria_orm::Conn::open(":memory:", moria_orm::Mode::Memory).unwrap(),
-        Kind::Postgres => moria_orm::Conn::connect(&pg_url()).unwrap(),
+        Engine::Sqlite => moria_orm::Conn::open(":memory:", moria_orm::Mode::Memory).unwrap(),
+        Engine::Postgres => moria_orm::Conn::connect(&pg_url()).unwrap(),
     }
 }
 
 /// A fresh database: SQLite in memory, or PostgreSQL in a fresh schema.
-pub fn db(kind: Kind) -> moria_orm::Db {
+pub fn db(kind: Engine) -> moria_orm::Db {
     runtime();
     match kind {
-        Kind::Sqlite => moria_orm::Db::open(":memory:").unwrap(),
-        Kind::Postgres => moria_orm::Db::open(pg_url()).unwrap(),
+        Engine::Sqlite => moria_orm::Db::open(":memory:").unwrap(),
+        Engine::Postgres => moria_orm::Db::open(pg_url()).unwrap(),
     }
 }
