@@ -177,6 +177,29 @@ impl std::fmt::Debug for Conn {
 }
 
 impl Conn {
+    /// The one place that picks the engine: runs `sqlite` with the SQLite connection or `pg`
+    /// with the PostgreSQL handle, handing `ctx` (state both sides use) to the one that runs.
+    pub(crate) fn on_engine_with<'a, C, R>(
+        &'a self,
+        ctx: C,
+        sqlite: impl FnOnce(&'a Connection, C) -> R,
+        pg: impl FnOnce(&'a RefCell<PgHandle>, C) -> R,
+    ) -> R {
+        match &self.engine {
+            Engine::Sqlite(db) => sqlite(db, ctx),
+            Engine::Pg(handle) => pg(handle, ctx),
+        }
+    }
+
+    /// [`Conn::on_engine_with`] without shared state.
+    pub(crate) fn on_engine<'a, R>(
+        &'a self,
+        sqlite: impl FnOnce(&'a Connection) -> R,
+        pg: impl FnOnce(&'a RefCell<PgHandle>) -> R,
+    ) -> R {
+        self.on_engine_with((), |db, ()| sqlite(db), |handle, ()| pg(handle))
+    }
+
     /// Opens (creating if needed) the database at `path` in `mode`.
     pub fn open(path: impl AsRef<Path>, mode: Mode) -> Result<Self> {
         Self::open_with(path, &ConnOptions::new(mode))
@@ -265,56 +288,48 @@ impl Conn {
     /// Sets the most bound values per batch INSERT (at least 1; SQLite's own limit still caps
     /// it). Default [`DEFAULT_BATCH_PARAMS`] (SQLite) or [`DEFAULT_PG_BATCH_PARAMS`].
     pub fn with_batch_params(mut self, n: usize) -> Self {
-        let cap = match &self.engine {
-            Engine::Sqlite(db) => db
-                .limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
-                .map_or(999, |l| usize::try_from(l).unwrap_or(999)),
-            Engine::Pg(_) => pg::MAX_PARAMS as usize,
-        };
+        let cap = self.on_engine(
+            |db| {
+                db.limit(rusqlite::limits::Limit::SQLITE_LIMIT_VARIABLE_NUMBER)
+                    .map_or(999, |l| usize::try_from(l).unwrap_or(999))
+            },
+            |_| pg::MAX_PARAMS as usize,
+        );
         self.batch_params = n.clamp(1, cap);
         self
     }
 
     /// The engine behind this connection.
     pub fn backend(&self) -> Backend {
-        match self.engine {
-            Engine::Sqlite(_) => Backend::Sqlite,
-            Engine::Pg(_) => Backend::Postgres,
-        }
+        self.on_engine(|_| Backend::Sqlite, |_| Backend::Postgres)
     }
 
     /// The underlying rusqlite connection (SQLite only), for SQL the ORM does not cover.
     pub fn sqlite(&self) -> Option<&Connection> {
-        match &self.engine {
-            Engine::Sqlite(db) => Some(db),
-            Engine::Pg(_) => None,
-        }
+        self.on_engine(Some, |_| None)
     }
 
     /// The underlying PostgreSQL client (PostgreSQL only), for SQL the ORM does not cover;
     /// `None` too when a `Db` call could not check one out of the pool. Do not hold it across
     /// another ORM call on this `Conn`.
     pub fn pg(&self) -> Option<RefMut<'_, pg::Client>> {
-        match &self.engine {
-            Engine::Sqlite(_) => None,
-            Engine::Pg(c) => RefMut::filter_map(c.borrow_mut(), |h| h.client().ok()).ok(),
-        }
+        self.on_engine(
+            |_| None,
+            |c| RefMut::filter_map(c.borrow_mut(), |h| h.client().ok()).ok(),
+        )
     }
 
     /// The SQLite connection of a connection known to be SQLite (opening paths only).
     fn sqlite_db(&self) -> &Connection {
-        match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => unreachable!("opened as SQLite"),
-        }
+        self.on_engine(|db| db, |_| unreachable!("opened as SQLite"))
     }
 
     /// Runs SQL text without parameters or results (one or more statements), on either engine.
     pub fn execute_batch(&self, sql: &str) -> Result<()> {
-        match &self.engine {
-            Engine::Sqlite(db) => Ok(db.execute_batch(sql)?),
-            Engine::Pg(c) => Ok(c.borrow_mut().client()?.batch_execute(sql)?),
-        }
+        self.on_engine(
+            |db| Ok(db.execute_batch(sql)?),
+            |c| Ok(c.borrow_mut().client()?.batch_execute(sql)?),
+        )
     }
 
     /// Whether a transaction is open on this connection.

@@ -3,12 +3,13 @@
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 use rusqlite::Statement;
 
-use crate::conn::{Conn, Engine};
+use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::exec::{output_ref, value_refs, RowValues};
+use crate::exec::{output_ref, value_refs};
 use crate::field::{now_millis, Auto};
 use crate::model::{field_index, fill_from_row, from_row, Model};
 use crate::query::Query;
+use crate::row_values::RowValues;
 use crate::sql::push_ident;
 
 /// Binds `values` to parameters `first..`; returns the next free index.
@@ -45,26 +46,23 @@ impl Conn {
     pub fn add<T: Model>(&self, m: &mut T) -> Result<i64> {
         m.touch(now_millis(), true);
         let sql = T::sql();
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
-                let id = self.pg_add(m)?;
-                m.set_id(id);
-                return Ok(id);
-            }
-        };
-        let id = if m.id() == 0 {
-            let mut stmt = db.prepare_cached(&sql.insert)?;
-            m.bind_fields(&mut stmt, 1)?;
-            stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-            db.last_insert_rowid()
-        } else {
-            let mut stmt = db.prepare_cached(&sql.insert_with_id)?;
-            stmt.raw_bind_parameter(1, m.id())?;
-            m.bind_fields(&mut stmt, 2)?;
-            stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-            m.id()
-        };
+        let id = self.on_engine(
+            |db| -> Result<i64> {
+                if m.id() == 0 {
+                    let mut stmt = db.prepare_cached(&sql.insert)?;
+                    m.bind_fields(&mut stmt, 1)?;
+                    stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+                    Ok(db.last_insert_rowid())
+                } else {
+                    let mut stmt = db.prepare_cached(&sql.insert_with_id)?;
+                    stmt.raw_bind_parameter(1, m.id())?;
+                    m.bind_fields(&mut stmt, 2)?;
+                    stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
+                    Ok(m.id())
+                }
+            },
+            |_| self.pg_add(m),
+        )?;
         m.set_id(id);
         Ok(id)
     }
@@ -115,20 +113,22 @@ impl Conn {
 
     /// Reads the row with this id into `m`, reusing its buffers; `NotFound` when absent.
     pub fn get_into<T: Model>(&self, id: i64, m: &mut T) -> Result<()> {
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => return self.pg_by_id::<T>(id, &mut |row| fill_from_row(m, &row)),
-        };
-        let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
-        stmt.raw_bind_parameter(1, id)?;
-        let mut rows = stmt.raw_query();
-        match rows.next()? {
-            Some(row) => fill_from_row(m, row),
-            None => Err(Error::NotFound {
-                table: T::TABLE,
-                id,
-            }),
-        }
+        self.on_engine_with(
+            m,
+            |db, m| {
+                let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
+                stmt.raw_bind_parameter(1, id)?;
+                let mut rows = stmt.raw_query();
+                match rows.next()? {
+                    Some(row) => fill_from_row(m, row),
+                    None => Err(Error::NotFound {
+                        table: T::TABLE,
+                        id,
+                    }),
+                }
+            },
+            |_, m| self.pg_by_id::<T>(id, &mut |row| fill_from_row(m, &row)),
+        )
     }
 
     /// The first row matching `q`, or `None`.
@@ -153,21 +153,22 @@ impl Conn {
     /// the row is gone.
     pub fn update<T: Model>(&self, m: &mut T) -> Result<()> {
         m.touch(now_millis(), false);
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        let changed = self.on_engine(
+            |db| -> Result<usize> {
+                let mut stmt = db.prepare_cached(&T::sql().update)?;
+                let next = m.bind_fields(&mut stmt, 1)?;
+                stmt.raw_bind_parameter(next, m.id())?;
+                stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+            },
+            |_| {
                 let outs = field_outputs(m);
                 let mut vals: Vec<ValueRef<'_>> = outs.iter().map(output_ref).collect();
                 vals.push(ValueRef::Integer(m.id()));
                 let n = self.pg_write(T::TABLE, &T::sql().update, &vals, &mut |_| Ok(()))?;
-                return self.found::<T>(n as usize, m.id());
-            }
-        };
-        let mut stmt = db.prepare_cached(&T::sql().update)?;
-        let next = m.bind_fields(&mut stmt, 1)?;
-        stmt.raw_bind_parameter(next, m.id())?;
-        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-        self.found::<T>(n, m.id())
+                Ok(n as usize)
+            },
+        )?;
+        self.found::<T>(changed, m.id())
     }
 
     /// Writes only the named fields of `m` (plus its `ModTime` fields); `NotFound` when the row
@@ -202,45 +203,47 @@ impl Conn {
             sql.push_str("=?");
         }
         sql.push_str(" WHERE \"id\"=?");
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        let changed = self.on_engine(
+            |db| -> Result<usize> {
+                let mut stmt = db.prepare_cached(&sql)?;
+                for (n, &i) in chosen.iter().enumerate() {
+                    if let Some(v) = m.field_value(i) {
+                        stmt.raw_bind_parameter(n + 1, v)?;
+                    }
+                }
+                stmt.raw_bind_parameter(chosen.len() + 1, m.id())?;
+                stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+            },
+            |_| {
                 let outs: Vec<_> = chosen.iter().filter_map(|&i| m.field_value(i)).collect();
                 let mut vals: Vec<ValueRef<'_>> = outs.iter().map(output_ref).collect();
                 vals.push(ValueRef::Integer(m.id()));
                 let n = self.pg_write(T::TABLE, &sql, &vals, &mut |_| Ok(()))?;
-                return self.found::<T>(n as usize, m.id());
-            }
-        };
-        let mut stmt = db.prepare_cached(&sql)?;
-        for (n, &i) in chosen.iter().enumerate() {
-            if let Some(v) = m.field_value(i) {
-                stmt.raw_bind_parameter(n + 1, v)?;
-            }
-        }
-        stmt.raw_bind_parameter(chosen.len() + 1, m.id())?;
-        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-        self.found::<T>(n, m.id())
+                Ok(n as usize)
+            },
+        )?;
+        self.found::<T>(changed, m.id())
     }
 
     /// Deletes the row with this id; `NotFound` when there is none.
     pub fn delete<T: Model>(&self, id: i64) -> Result<()> {
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        let changed = self.on_engine(
+            |db| -> Result<usize> {
+                let mut stmt = db.prepare_cached(&T::sql().delete)?;
+                stmt.raw_bind_parameter(1, id)?;
+                stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+            },
+            |_| {
                 let n = self.pg_write(
                     T::TABLE,
                     &T::sql().delete,
                     &[ValueRef::Integer(id)],
                     &mut |_| Ok(()),
                 )?;
-                return self.found::<T>(n as usize, id);
-            }
-        };
-        let mut stmt = db.prepare_cached(&T::sql().delete)?;
-        stmt.raw_bind_parameter(1, id)?;
-        let n = stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))?;
-        self.found::<T>(n, id)
+                Ok(n as usize)
+            },
+        )?;
+        self.found::<T>(changed, id)
     }
 
     /// Deletes the rows matching `q`'s filters (its order and window are ignored); returns how
@@ -249,17 +252,18 @@ impl Conn {
         let mut sql = String::from("DELETE FROM ");
         push_ident(&mut sql, T::TABLE);
         q.push_where::<T>(&mut sql, self.is_pg())?;
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        self.on_engine(
+            |db| {
+                let mut stmt = db.prepare_cached(&sql)?;
+                bind_values(&mut stmt, 1, q.params())?;
+                stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+            },
+            |_| {
                 let vals: Vec<_> = value_refs(q.param_values()).collect();
                 let n = self.pg_write(T::TABLE, &sql, &vals, &mut |_| Ok(()))?;
-                return Ok(n as usize);
-            }
-        };
-        let mut stmt = db.prepare_cached(&sql)?;
-        bind_values(&mut stmt, 1, q.params())?;
-        stmt.raw_execute().map_err(|e| Error::write(T::TABLE, e))
+                Ok(n as usize)
+            },
+        )
     }
 
     /// Number of rows matching `q`'s filters.
@@ -267,44 +271,46 @@ impl Conn {
         let mut sql = String::from("SELECT count(*) FROM ");
         push_ident(&mut sql, T::TABLE);
         q.push_where::<T>(&mut sql, self.is_pg())?;
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        self.on_engine(
+            |db| {
+                let mut stmt = db.prepare_cached(&sql)?;
+                bind_values(&mut stmt, 1, q.params())?;
+                let mut rows = stmt.raw_query();
+                match rows.next()? {
+                    Some(row) => Ok(row.get(0)?),
+                    None => Ok(0),
+                }
+            },
+            |_| {
                 let vals: Vec<_> = value_refs(q.param_values()).collect();
                 let mut n = 0;
                 self.pg_run(&sql, &vals, &mut |row| {
                     n = first_integer(&row)?.unwrap_or(0);
                     Ok(())
                 })?;
-                return Ok(n);
-            }
-        };
-        let mut stmt = db.prepare_cached(&sql)?;
-        bind_values(&mut stmt, 1, q.params())?;
-        let mut rows = stmt.raw_query();
-        match rows.next()? {
-            Some(row) => Ok(row.get(0)?),
-            None => Ok(0),
-        }
+                Ok(n)
+            },
+        )
     }
 
     /// Whether a row has this id.
     pub fn exists<T: Model>(&self, id: i64) -> Result<bool> {
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
+        self.on_engine(
+            |db| {
+                let mut stmt = db.prepare_cached(&T::sql().exists)?;
+                stmt.raw_bind_parameter(1, id)?;
+                let mut rows = stmt.raw_query();
+                Ok(rows.next()?.is_some())
+            },
+            |_| {
                 let mut found = false;
                 self.pg_run(&T::sql().exists, &[ValueRef::Integer(id)], &mut |_| {
                     found = true;
                     Ok(())
                 })?;
-                return Ok(found);
-            }
-        };
-        let mut stmt = db.prepare_cached(&T::sql().exists)?;
-        stmt.raw_bind_parameter(1, id)?;
-        let mut rows = stmt.raw_query();
-        Ok(rows.next()?.is_some())
+                Ok(found)
+            },
+        )
     }
 
     fn found<T: Model>(&self, changed: usize, id: i64) -> Result<()> {

@@ -7,13 +7,14 @@ use std::marker::PhantomData;
 use rusqlite::types::ValueRef;
 use rusqlite::{CachedStatement, Rows};
 
-use crate::conn::{Conn, Engine};
+use crate::conn::Conn;
 use crate::crud::bind_values;
 use crate::error::Result;
-use crate::exec::{value_refs, RowValues};
+use crate::exec::value_refs;
 use crate::model::{fill_from_row, from_row, Model};
 use crate::pg;
 use crate::query::Query;
+use crate::row_values::RowValues;
 
 enum SelectInner<'c> {
     Sqlite(CachedStatement<'c>),
@@ -56,14 +57,14 @@ impl Conn {
     /// Prepares `q` for streaming.
     pub fn select<T: Model>(&self, q: &Query) -> Result<Select<'_, T>> {
         let (sql, extra) = q.select_sql::<T>(self.is_pg())?;
-        let inner = match &self.engine {
-            Engine::Sqlite(db) => {
+        let inner = self.on_engine(
+            |db| -> Result<SelectInner<'_>> {
                 let mut stmt = db.prepare_cached(&sql)?;
                 let next = bind_values(&mut stmt, 1, q.params())?;
                 bind_values(&mut stmt, next, &extra)?;
-                SelectInner::Sqlite(stmt)
-            }
-            Engine::Pg(_) => {
+                Ok(SelectInner::Sqlite(stmt))
+            },
+            |_| {
                 let vals: Vec<_> = value_refs(q.param_values())
                     .chain(value_refs(&extra))
                     .collect();
@@ -72,9 +73,9 @@ impl Conn {
                     rows.push(r);
                     Ok(())
                 })?;
-                SelectInner::Pg(rows)
-            }
-        };
+                Ok(SelectInner::Pg(rows))
+            },
+        )?;
         Ok(Select {
             inner,
             _model: PhantomData,

@@ -1,7 +1,7 @@
 //! [`Db`]: the handle fibers use, on SQLite or PostgreSQL — the same type and calls.
 //!
 //! `Db::open("app.db")` (or `":memory:"`) opens SQLite: every call runs its [`Conn`] work on a
-//! lane (see [`Dispatch`]) so SQLite's disk I/O never stalls a scheduler worker. Writes go to
+//! dispatcher (see [`Dispatch`]) so SQLite's disk I/O never stalls a scheduler worker. Writes go to
 //! the one writer connection; with WAL and `readers(n)`, reads go to a pool of read-only
 //! connections and run beside the writer.
 //!
@@ -18,9 +18,9 @@ use std::time::Duration;
 
 use crate::batch::Batch;
 use crate::conn::{Conn, ConnOptions, Mode};
+use crate::dispatch::{Dispatch, Dispatcher, Opener};
 use crate::error::{Error, Result};
 use crate::json::JsonFormat;
-use crate::lane::{Dispatch, Lane, Opener};
 use crate::model::Model;
 use crate::pg;
 use crate::query::Query;
@@ -183,11 +183,11 @@ impl DbBuilder {
             crate::conn::DEFAULT_PG_BATCH_PARAMS
         };
         let pool = pg::Pool::new(config, self.pool)?;
-        let lane = crate::lane::pg::PgLane::open(pool, batch)?;
+        let dispatcher = crate::dispatch::pg::PgDispatcher::open(pool, batch)?;
         Ok(Db {
             inner: Arc::new(Inner {
                 readers: None,
-                writer: Lane::Pg(lane),
+                writer: Dispatcher::Pg(dispatcher),
             }),
         })
     }
@@ -205,10 +205,10 @@ impl DbBuilder {
             let (opts, path) = (opts.clone(), path.clone());
             Arc::new(move || Conn::open_with(&*path, &opts))
         };
-        let writer = Lane::open(how, 1, writer_open, "writer")?;
+        let writer = Dispatcher::open(how, 1, writer_open, "writer")?;
         let readers = if self.readers > 0 {
             let reader_open: Opener = Arc::new(move || Conn::open_reader(&path, &opts));
-            Some(Lane::open(how, self.readers, reader_open, "reader")?)
+            Some(Dispatcher::open(how, self.readers, reader_open, "reader")?)
         } else {
             None
         };
@@ -220,13 +220,13 @@ impl DbBuilder {
 
 struct Inner {
     // Readers are declared first so they close before the writer.
-    readers: Option<Lane>,
-    writer: Lane,
+    readers: Option<Dispatcher>,
+    writer: Dispatcher,
 }
 
 /// A database for fibers: cheap to clone, every call parks only the calling fiber. Dropping
 /// the last clone closes the connections after the calls already queued (with the thread
-/// lane it joins the connection threads).
+/// dispatcher it joins the connection threads).
 #[derive(Clone)]
 pub struct Db {
     inner: Arc<Inner>,
@@ -262,7 +262,7 @@ impl Db {
     /// The engine behind this database.
     pub fn backend(&self) -> crate::conn::Backend {
         match &self.inner.writer {
-            Lane::Pg(_) => crate::conn::Backend::Postgres,
+            Dispatcher::Pg(_) => crate::conn::Backend::Postgres,
             _ => crate::conn::Backend::Sqlite,
         }
     }
@@ -270,7 +270,7 @@ impl Db {
     /// The PostgreSQL pool, for a PostgreSQL database.
     pub fn pg_pool(&self) -> Option<&pg::Pool> {
         match &self.inner.writer {
-            Lane::Pg(l) => Some(&l.pool),
+            Dispatcher::Pg(l) => Some(&l.pool),
             _ => None,
         }
     }

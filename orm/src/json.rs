@@ -13,12 +13,12 @@ use std::io::{self, Write};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use serde_json::Value as JsonValue;
 
-use crate::conn::{Conn, Engine};
+use crate::conn::Conn;
 use crate::error::{Error, Result};
-use crate::exec::RowValues;
 use crate::field::FieldType;
 use crate::model::{field_index, Model};
 use crate::query::Query;
+use crate::row_values::RowValues;
 use moria_crypto::encoding::base64_into;
 
 /// Layout of a JSON result set.
@@ -225,22 +225,24 @@ impl Conn {
 
     /// Writes the row with this id as one JSON object; `NotFound` when absent.
     pub fn write_json_by_id<T: Model, W: Write + ?Sized>(&self, id: i64, w: &mut W) -> Result<()> {
-        let db = match &self.engine {
-            Engine::Sqlite(db) => db,
-            Engine::Pg(_) => {
-                return self.pg_by_id::<T>(id, &mut |row| {
+        self.on_engine_with(
+            w,
+            |db, w| {
+                let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
+                stmt.raw_bind_parameter(1, id)?;
+                let mut rows = stmt.raw_query();
+                let row = rows.next()?.ok_or(Error::NotFound {
+                    table: T::TABLE,
+                    id,
+                })?;
+                write_row_object::<T, W, _>(w, row, 0..=T::FIELDS.len())
+            },
+            |_, w| {
+                self.pg_by_id::<T>(id, &mut |row| {
                     write_row_object::<T, W, _>(w, &row, 0..=T::FIELDS.len())
                 })
-            }
-        };
-        let mut stmt = db.prepare_cached(&T::sql().select_by_id)?;
-        stmt.raw_bind_parameter(1, id)?;
-        let mut rows = stmt.raw_query();
-        let row = rows.next()?.ok_or(Error::NotFound {
-            table: T::TABLE,
-            id,
-        })?;
-        write_row_object::<T, W, _>(w, row, 0..=T::FIELDS.len())
+            },
+        )
     }
 }
 

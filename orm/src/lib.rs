@@ -5,17 +5,18 @@
 //! | `model` | [`Model`] trait and the [`model!`] macro that declares a table |
 //! | `field` | [`Field`]: Rust type ↔ column ↔ JSON; [`CreateTime`], [`ModTime`] |
 //! | `db` | [`Db`]: the fiber-side handle ([`DbBuilder`]), `Db::open("app.db")` or `Db::open("postgres://…")` |
-//! | `lane` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: on the fiber, single statements pipelined on shared connections, transactions on pooled ones |
+//! | `dispatch` | [`Dispatch`]: connection threads, offload-pool jobs, or inline (memory only); PostgreSQL: on the fiber, single statements pipelined on shared connections, transactions on pooled ones |
 //! | `conn` | [`Conn`]: one SQLite or PostgreSQL connection, the synchronous core ([`Mode`], [`ConnOptions`], [`Backend`]) |
-//! | `exec` | the two engines side by side: row values, PostgreSQL parameters, the type mapping table |
-//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::SharedClient`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] |
+//! | `exec` | the two engines side by side: PostgreSQL parameters, `?` to `$n`, the type mapping table |
+//! | `row_values` | [`RowValues`]: a row read as SQLite values on either engine |
+//! | [`pg`] | the fiber-native PostgreSQL client: [`pg::Client`], [`pg::SharedClient`], [`pg::Pool`], pipelines, COPY, [`pg::TestServer`] (feature `test-server`, on by default) |
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
 //! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
-//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth |
+//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth (feature `rest`, on by default) |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
 //! | `error` | [`Error`], [`Result`], [`OptionalExt`] |
@@ -41,15 +42,17 @@ mod conn;
 mod crud;
 mod cursor;
 mod db;
+mod dispatch;
 mod error;
 mod exec;
 mod field;
 mod json;
-mod lane;
 mod model;
 pub mod pg;
 mod query;
+#[cfg(feature = "rest")]
 pub mod rest;
+mod row_values;
 mod schema;
 mod sql;
 mod tx;
@@ -61,15 +64,16 @@ pub use conn::{
 };
 pub use cursor::{Cursor, Select};
 pub use db::{is_postgres_url, Db, DbBuilder, DEFAULT_FILE_DISPATCH, MAX_READERS};
+pub use dispatch::Dispatch;
 pub use error::{Error, OptionalExt, Result};
-#[doc(hidden)]
-pub use exec::RowValues;
 pub use field::{now_millis, Auto, CreateTime, Field, FieldDef, FieldType, ModTime};
 pub use json::{from_json, merge_json, merge_json_value, to_json, write_model, JsonFormat};
-pub use lane::Dispatch;
 pub use model::Model;
 pub use query::{Op, Order, Query};
+#[cfg(feature = "rest")]
 pub use rest::{Rest, RestRequest, RestResponse};
+#[doc(hidden)]
+pub use row_values::RowValues;
 #[doc(hidden)]
 pub use sql::SqlTexts;
 pub use tx::Transaction;

@@ -9,8 +9,8 @@ use rusqlite::Statement;
 use serde_json::Value as JsonValue;
 
 use crate::error::{Error, Result};
-use crate::exec::RowValues;
 use crate::field::FieldDef;
+use crate::row_values::RowValues;
 use crate::sql::SqlTexts;
 
 /// A struct mapped to a table. Implement it with [`model!`](crate::model).

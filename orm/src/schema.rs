@@ -10,9 +10,9 @@ use std::collections::HashSet;
 
 use crate::conn::Conn;
 use crate::error::Result;
-use crate::exec::RowValues;
 use crate::field::FieldDef;
 use crate::model::Model;
+use crate::row_values::RowValues;
 use crate::sql::{check_ident, push_ident};
 
 /// Column definition as used by both CREATE TABLE and ALTER TABLE ADD COLUMN.
@@ -90,26 +90,30 @@ impl Conn {
 
     /// Names of the table's columns; empty when the table does not exist.
     fn columns(&self, table: &str) -> Result<HashSet<String>> {
-        let Some(db) = self.sqlite() else {
-            let mut names = HashSet::new();
-            self.pg_run(
-                "SELECT column_name::text FROM information_schema.columns \
-                 WHERE table_schema = current_schema() AND table_name = ?",
-                &[rusqlite::types::ValueRef::Text(table.as_bytes())],
-                &mut |row| {
-                    if let rusqlite::types::ValueRef::Text(t) = row.value(0)? {
-                        names.insert(String::from_utf8_lossy(t).into_owned());
-                    }
-                    Ok(())
-                },
-            )?;
-            return Ok(names);
-        };
-        let mut stmt = db.prepare("SELECT name FROM pragma_table_info(?1)")?;
-        let names = stmt
-            .query_map([table], |r| r.get::<_, String>(0))?
-            .collect::<rusqlite::Result<HashSet<_>>>()?;
-        Ok(names)
+        self.on_engine(
+            |db| {
+                let mut stmt = db.prepare("SELECT name FROM pragma_table_info(?1)")?;
+                let names = stmt
+                    .query_map([table], |r| r.get::<_, String>(0))?
+                    .collect::<rusqlite::Result<HashSet<_>>>()?;
+                Ok(names)
+            },
+            |_| {
+                let mut names = HashSet::new();
+                self.pg_run(
+                    "SELECT column_name::text FROM information_schema.columns \
+                     WHERE table_schema = current_schema() AND table_name = ?",
+                    &[rusqlite::types::ValueRef::Text(table.as_bytes())],
+                    &mut |row| {
+                        if let rusqlite::types::ValueRef::Text(t) = row.value(0)? {
+                            names.insert(String::from_utf8_lossy(t).into_owned());
+                        }
+                        Ok(())
+                    },
+                )?;
+                Ok(names)
+            },
+        )
     }
 }
 

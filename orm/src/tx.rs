@@ -36,12 +36,13 @@ impl Conn {
 
     /// Whether the database itself has a transaction open on this connection.
     fn in_server_transaction(&self) -> bool {
-        match self.sqlite() {
-            Some(db) => !db.is_autocommit(),
-            None => self
-                .pg()
-                .is_some_and(|c| !c.is_broken() && c.tx_status() != crate::pg::TxStatus::Idle),
-        }
+        self.on_engine(
+            |db| !db.is_autocommit(),
+            |_| {
+                self.pg()
+                    .is_some_and(|c| !c.is_broken() && c.tx_status() != crate::pg::TxStatus::Idle)
+            },
+        )
     }
 
     /// Runs `f` in a transaction (a savepoint when nested): commit on `Ok`, roll back on `Err`

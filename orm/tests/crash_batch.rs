@@ -6,6 +6,9 @@
 //! Each test re-runs its own test binary as the child (`MORIA_CRASH_CHILD` names the database).
 //! The child sends the batch; binding row [`TRIP`] prints `mid-batch` and parks, and the parent
 //! kills the child there.
+//!
+//! A test binary of its own (not a module of `orm`): the child is this binary re-run, and a
+//! process killed on purpose should be a small one that runs nothing else.
 
 mod common;
 
@@ -16,7 +19,6 @@ use std::process::{Command, Stdio};
 use common::TempDir;
 use moria_orm::rusqlite::types::{FromSqlResult, ToSqlOutput, ValueRef};
 use moria_orm::{model, Batch, Db, Field, FieldType, Mode, Query};
-use moria_runtime::Runtime;
 
 const CHILD_ENV: &str = "MORIA_CRASH_CHILD";
 const ROWS: i64 = 20_000;
@@ -68,9 +70,7 @@ fn open(target: &str) -> Db {
 
 /// The child's part: a small page cache (SQLite), then the whole batch in one call.
 fn child(target: String) {
-    Runtime::builder()
-        .build()
-        .unwrap()
+    common::runtime()
         .run(move || {
             let db = open(&target);
             if db.backend() == moria_orm::Backend::Sqlite {
@@ -121,9 +121,7 @@ fn kill_child_mid_batch(test: &str, target: &str) {
 /// batch, and takes a new write.
 fn all_or_nothing(target: &str) {
     let target = target.to_owned();
-    Runtime::builder()
-        .build()
-        .unwrap()
+    common::runtime()
         .run(move || {
             let db = open(&target);
             let count = db.count::<Item>(Query::new()).unwrap();
@@ -147,9 +145,7 @@ fn all_or_nothing(target: &str) {
 /// Creates the table with one row in it.
 fn prepare(target: &str) {
     let target = target.to_owned();
-    Runtime::builder()
-        .build()
-        .unwrap()
+    common::runtime()
         .run(move || {
             let db = open(&target);
             db.ensure_schema::<Item>().unwrap();

@@ -3,6 +3,10 @@
 //! DNS (`TcpStream::connect("localhost:…")`) and file streams keep working. Before the fix each
 //! waiting writer held a pool thread (the default bound is 64), so every other blocking job
 //! queued behind the one connection.
+//!
+//! A test binary of its own (not a module of `orm`): the offload pool is process-wide, and the
+//! test needs all of its 64 threads to itself — other suites' blocking jobs in the same process
+//! would make the result depend on their timing.
 
 mod common;
 

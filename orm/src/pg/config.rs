@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use moria_http::percent::decode_strict;
+use percent_encoding::percent_decode_str;
 
 use super::error::{Error, Result};
 
@@ -337,10 +337,26 @@ impl Config {
     }
 }
 
-/// Percent-decoding of one URL component (`+` is itself).
+/// Percent-decoding of one URL component (`+` is itself): every `%` must start a two-digit hex
+/// escape and the result must be UTF-8.
 fn decode(s: &str) -> Result<String> {
-    decode_strict(s, false)
-        .ok_or_else(|| Error::Config(format!("bad percent escape or non-UTF-8 text in {s:?}")))
+    let bad = || Error::Config(format!("bad percent escape or non-UTF-8 text in {s:?}"));
+    let b = s.as_bytes();
+    let escapes_valid = b
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == b'%')
+        .all(|(i, _)| {
+            b.get(i + 1..i + 3)
+                .is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+        });
+    if !escapes_valid {
+        return Err(bad());
+    }
+    percent_decode_str(s)
+        .decode_utf8()
+        .map(|d| d.into_owned())
+        .map_err(|_| bad())
 }
 
 #[cfg(test)]
@@ -396,8 +412,18 @@ mod tests {
             "postgres://h/d?nonsense=1",
             "host=h port",
             "postgres://h/%zz",
+            "postgres://h/d%4",
+            "postgres://h/d%",
+            "postgres://h/%ff",
         ] {
             assert!(Config::parse(bad).is_err(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn url_parts_are_percent_decoded_once_and_plus_is_itself() {
+        let c = Config::parse("postgres://a+b@h/caf%C3%A9%2541").unwrap();
+        assert_eq!(c.user, "a+b");
+        assert_eq!(c.dbname, "café%41");
     }
 }

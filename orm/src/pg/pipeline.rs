@@ -8,7 +8,8 @@
 
 use std::collections::HashMap;
 
-use super::client::{Client, Params};
+use super::client::Client;
+use super::codec::{encode_execute, encode_prepare, Params};
 use super::error::{Error, Result};
 use super::row::{Row, Statement};
 
@@ -60,9 +61,9 @@ impl<'p> Pipeline<'_, 'p> {
     /// failed; each inner result is one statement's rows or error.
     pub fn run(self) -> Result<Vec<Result<Vec<Row>>>> {
         let c = self.client;
-        c.begin_op()?;
+        c.conn.begin_op()?;
         let out = run(c, &self.items);
-        c.end_op();
+        c.conn.end_op();
         out
     }
 }
@@ -81,17 +82,17 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
             }
             None => {
                 let name = c.new_name();
-                c.write_prepare(&name, sql)?;
-                postgres_protocol::message::frontend::sync(&mut c.wbuf);
+                encode_prepare(&mut c.conn.wbuf, &name, sql)?;
+                postgres_protocol::message::frontend::sync(&mut c.conn.wbuf);
                 to_prepare.push((sql, name));
                 stmts.insert(sql, Err(Error::Closed));
             }
         }
     }
     if !to_prepare.is_empty() {
-        c.flush()?;
+        c.conn.flush()?;
         for (sql, name) in to_prepare {
-            let got = c.read_prepare_reply(&name);
+            let got = c.conn.read_prepare_reply(&name);
             if c.is_broken() {
                 return Err(got.err().unwrap_or(Error::Closed));
             }
@@ -105,7 +106,9 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
     let mut sent: Vec<Option<Result<Vec<Row>>>> = Vec::with_capacity(items.len());
     for (sql, params) in items {
         let written = match &stmts[sql] {
-            Ok(stmt) => c.write_execute(stmt, params).map(|_| stmt.columns.clone()),
+            Ok(stmt) => {
+                encode_execute(&mut c.conn.wbuf, stmt, params).map(|_| stmt.columns.clone())
+            }
             Err(e) => Err(dup(e)),
         };
         sent.push(match written {
@@ -113,7 +116,7 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
             Err(e) => Some(Err(e)),
         });
     }
-    c.flush()?;
+    c.conn.flush()?;
     let mut results = Vec::with_capacity(items.len());
     for ((sql, _), early) in items.iter().zip(sent) {
         if let Some(r) = early {
@@ -125,7 +128,7 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
             Err(_) => return Err(Error::protocol("pipeline lost a statement")),
         };
         let mut rows = Vec::new();
-        let got = c.read_execute(&columns, &mut |r| {
+        let got = c.conn.read_execute(&columns, &mut |r| {
             rows.push(r);
             Ok(())
         });

@@ -19,8 +19,9 @@ use std::time::{Duration, Instant};
 
 use moria_runtime::sync::Semaphore;
 
-use super::client::{Client, TxStatus};
+use super::client::Client;
 use super::config::Config;
+use super::connection::TxStatus;
 use super::error::{Error, Result};
 use super::shared::SharedClient;
 
@@ -281,16 +282,16 @@ impl Drop for PooledClient {
             log::warn!(
                 "postgres: a connection came back to the pool inside a transaction; rolling back"
             );
-            c.depth = 0;
+            c.conn.depth = 0;
             if c.batch_execute("ROLLBACK").is_err() || c.tx_status() != TxStatus::Idle {
-                c.depth = 0;
+                c.conn.depth = 0;
                 drop(c);
                 self.pool.permits.release();
                 return;
             }
         }
         if !c.is_broken() {
-            c.query_timeout = self.pool.config.query_timeout;
+            c.conn.query_timeout = self.pool.config.query_timeout;
             self.pool
                 .idle
                 .lock()

@@ -22,7 +22,7 @@
 //! The driver writes at most [`MAX_IN_FLIGHT_BYTES`] of requests ahead of the answers it has
 //! read (one request always goes), so a large request cannot deadlock against a large result
 //! that fills both socket buffers. Transactions, COPY and anything that needs a connection to
-//! itself use a [`Client`] from the [`Pool`](super::Pool) instead.
+//! itself use a [`Client`](super::Client) from the [`Pool`](super::Pool) instead.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
@@ -34,8 +34,10 @@ use moria_runtime::sync::Semaphore;
 use postgres_protocol::message::frontend;
 
 use super::cache::StmtCache;
-use super::client::{encode_execute, encode_prepare, Client, Params};
+use super::codec::{encode_execute, encode_prepare, Params};
 use super::config::Config;
+use super::connect_raw::connect_raw;
+use super::connection::Connection;
 use super::error::{Error, Result};
 use super::row::{Column, Row, Statement};
 
@@ -45,7 +47,7 @@ pub const MAX_IN_FLIGHT_BYTES: usize = 64 * 1024;
 
 /// What the answer at the head of the FIFO is.
 #[derive(Clone)]
-enum Kind {
+enum ExpectedReply {
     Prepare(Arc<str>),
     Execute(Arc<[Column]>),
 }
@@ -82,13 +84,13 @@ impl Slot {
 
 struct Request {
     slot: Arc<Slot>,
-    kind: Kind,
+    kind: ExpectedReply,
     len: usize,
 }
 
 struct State {
     /// The connection, here while no fiber drives.
-    client: Option<Client>,
+    client: Option<Connection>,
     /// Encoded requests `queue[sent..]`, in order.
     out: BytesMut,
     /// Requests not answered yet, in wire order.
@@ -119,17 +121,17 @@ impl State {
         self.out.split_to(n)
     }
 
-    fn prepare(&mut self, sql: &str) -> Result<Kind> {
+    fn prepare(&mut self, sql: &str) -> Result<ExpectedReply> {
         self.next_name += 1;
         let name: Arc<str> = format!("moria_p{}", self.next_name).into();
         encode_prepare(&mut self.out, &name, sql)?;
         frontend::sync(&mut self.out);
-        Ok(Kind::Prepare(name))
+        Ok(ExpectedReply::Prepare(name))
     }
 
-    fn execute(&mut self, stmt: &Statement, params: Params<'_>) -> Result<Kind> {
+    fn execute(&mut self, stmt: &Statement, params: Params<'_>) -> Result<ExpectedReply> {
         encode_execute(&mut self.out, stmt, params)?;
-        Ok(Kind::Execute(stmt.columns.clone()))
+        Ok(ExpectedReply::Execute(stmt.columns.clone()))
     }
 
     /// The statement to use for `key` after preparing `ours`: the cached one when another
@@ -156,7 +158,7 @@ struct Inner {
 }
 
 /// One PostgreSQL connection that many fibers use at once, their statements pipelined (see
-/// the module docs); cheap to clone. No transactions: use a [`Client`] for those.
+/// the module docs); cheap to clone. No transactions: use a [`Client`](super::Client) for those.
 #[derive(Clone)]
 pub struct SharedClient {
     inner: Arc<Inner>,
@@ -183,7 +185,7 @@ impl SharedClient {
 
     /// Connects with `cfg`; its statement cache size and query timeout apply.
     pub fn connect_config(cfg: &Config) -> Result<SharedClient> {
-        let client = Client::connect_config(cfg)?;
+        let client = connect_raw(cfg)?;
         Ok(SharedClient {
             inner: Arc::new(Inner {
                 pid: client.backend_pid(),
@@ -318,7 +320,7 @@ impl SharedClient {
     }
 
     /// Queues one request built by `build` and waits for its answer.
-    fn call(&self, build: &mut dyn FnMut(&mut State) -> Result<Kind>) -> Result<Done> {
+    fn call(&self, build: &mut dyn FnMut(&mut State) -> Result<ExpectedReply>) -> Result<Done> {
         let mut done = self.submit(1, &mut |st, _| build(st))?;
         done.pop()
             .unwrap_or_else(|| Err(Error::protocol("a request without an answer")))
@@ -330,7 +332,7 @@ impl SharedClient {
     fn submit(
         &self,
         n: usize,
-        build: &mut dyn FnMut(&mut State, usize) -> Result<Kind>,
+        build: &mut dyn FnMut(&mut State, usize) -> Result<ExpectedReply>,
     ) -> Result<Vec<Result<Done>>> {
         let slots: Vec<Arc<Slot>> = (0..n)
             .map(|_| {
@@ -490,7 +492,7 @@ impl SharedClient {
 
     /// The connection is gone: every request fails (the head with `e`), later calls get
     /// [`Error::Closed`].
-    fn fail_all(&self, client: Option<Client>, e: Error) {
+    fn fail_all(&self, client: Option<Connection>, e: Error) {
         drop(client);
         let queue = {
             let mut st = lock(&self.inner.state);
@@ -522,10 +524,10 @@ fn rows_of(done: Result<Done>) -> Result<Vec<Row>> {
 }
 
 /// Reads the answer to one request.
-fn read(client: &mut Client, kind: &Kind) -> Result<Done> {
+fn read(client: &mut Connection, kind: &ExpectedReply) -> Result<Done> {
     match kind {
-        Kind::Prepare(name) => client.read_prepare_reply(name).map(Done::Prepared),
-        Kind::Execute(columns) => {
+        ExpectedReply::Prepare(name) => client.read_prepare_reply(name).map(Done::Prepared),
+        ExpectedReply::Execute(columns) => {
             let mut rows = Vec::new();
             let n = client.read_execute(columns, &mut |r| {
                 rows.push(r);

@@ -1,11 +1,15 @@
-//! Shared by the integration tests: models and a temporary directory.
+//! Shared by the integration tests (the `orm` binary and the two that need a process of their
+//! own): models, a temporary directory, the runtime, the test PostgreSQL and the engine switch.
 // Each test binary uses a different subset of these helpers.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
+use moria_orm::pg::TestServer;
 use moria_orm::{model, CreateTime, ModTime};
+use moria_runtime::Runtime;
 
 model! {
     /// One field of every supported type.
@@ -41,6 +45,21 @@ impl Person {
             ..Default::default()
         }
     }
+}
+
+/// The runtime the tests run on: two workers, configured once for the process. The engine
+/// reads its configuration once, and anything that starts it first (a socket, a fiber) applies
+/// the default one, so every helper here that can start the engine calls this first.
+pub fn runtime() -> Runtime {
+    static RT: OnceLock<Runtime> = OnceLock::new();
+    RT.get_or_init(|| Runtime::builder().workers(2).build().unwrap())
+        .clone()
+}
+
+/// The shared test PostgreSQL, with the runtime configured first.
+pub fn pg_server() -> &'static TestServer {
+    runtime();
+    TestServer::shared()
 }
 
 /// A directory under the system temp dir, removed on drop.
@@ -82,6 +101,7 @@ pub fn http(
     body: &[u8],
 ) -> (u16, String, Vec<u8>) {
     use moria_http::client::Client;
+    runtime();
     let client = Client::builder()
         .max_redirects(0)
         .decompress(false)
@@ -106,12 +126,12 @@ pub fn http(
 
 /// The engine a test body runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub enum Engine {
     Sqlite,
     Postgres,
 }
 
-/// Runs each named `fn(Kind)` as two tests, `name::sqlite` and `name::postgres`: one test
+/// Runs each named `fn(Engine)` as two tests, `name::sqlite` and `name::postgres`: one test
 /// body, two backends.
 #[macro_export]
 macro_rules! both {
@@ -119,11 +139,11 @@ macro_rules! both {
         mod $name {
             #[test]
             fn sqlite() {
-                super::$name($crate::common::Kind::Sqlite)
+                super::$name($crate::common::Engine::Sqlite)
             }
             #[test]
             fn postgres() {
-                super::$name($crate::common::Kind::Postgres)
+                super::$name($crate::common::Engine::Postgres)
             }
         }
     )*};
@@ -132,9 +152,9 @@ macro_rules! both {
 /// A URL for the shared test PostgreSQL whose `search_path` is a fresh, empty schema: each
 /// test gets its own tables.
 pub fn pg_url() -> String {
-    use moria_orm::pg::{Client, TestServer};
+    use moria_orm::pg::Client;
     static N: AtomicUsize = AtomicUsize::new(0);
-    let srv = TestServer::shared();
+    let srv = pg_server();
     let schema = format!(
         "t{}_{}",
         std::process::id(),
@@ -148,17 +168,19 @@ pub fn pg_url() -> String {
 }
 
 /// A fresh connection: SQLite in memory, or PostgreSQL in a fresh schema.
-pub fn conn(kind: Kind) -> moria_orm::Conn {
+pub fn conn(kind: Engine) -> moria_orm::Conn {
+    runtime();
     match kind {
-        Kind::Sqlite => moria_orm::Conn::open(":memory:", moria_orm::Mode::Memory).unwrap(),
-        Kind::Postgres => moria_orm::Conn::connect(&pg_url()).unwrap(),
+        Engine::Sqlite => moria_orm::Conn::open(":memory:", moria_orm::Mode::Memory).unwrap(),
+        Engine::Postgres => moria_orm::Conn::connect(&pg_url()).unwrap(),
     }
 }
 
 /// A fresh database: SQLite in memory, or PostgreSQL in a fresh schema.
-pub fn db(kind: Kind) -> moria_orm::Db {
+pub fn db(kind: Engine) -> moria_orm::Db {
+    runtime();
     match kind {
-        Kind::Sqlite => moria_orm::Db::open(":memory:").unwrap(),
-        Kind::Postgres => moria_orm::Db::open(pg_url()).unwrap(),
+        Engine::Sqlite => moria_orm::Db::open(":memory:").unwrap(),
+        Engine::Postgres => moria_orm::Db::open(pg_url()).unwrap(),
     }
 }

@@ -1,9 +1,6 @@
 //! CRUD on every supported field type, on a memory database and on each file mode.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person, TempDir};
+use crate::common::{self, Engine, Every, Person, TempDir};
 use moria_orm::{Conn, CreateTime, Error, ModTime, Mode, Op, OptionalExt, Order, Query};
 
 fn sample(n: i64) -> Every {
@@ -77,7 +74,7 @@ fn crud_every_type(c: &Conn) {
     assert_eq!(c.count::<Every>(&Query::new()).unwrap(), 5);
 }
 
-fn every_type_round_trips_in_memory(kind: Kind) {
+fn every_type_round_trips_in_memory(kind: Engine) {
     crud_every_type(&common::conn(kind));
 }
 
@@ -92,7 +89,7 @@ fn every_type_round_trips_in_each_file_mode() {
     }
 }
 
-fn forced_id_and_duplicate_id(kind: Kind) {
+fn forced_id_and_duplicate_id(kind: Engine) {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     let mut p = Person::new("a", "x", 1);
@@ -109,7 +106,7 @@ fn forced_id_and_duplicate_id(kind: Kind) {
     );
 }
 
-fn list_find_count_with_order_limit_offset(kind: Kind) {
+fn list_find_count_with_order_limit_offset(kind: Engine) {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     for i in 0..20 {
@@ -161,7 +158,7 @@ fn list_find_count_with_order_limit_offset(kind: Kind) {
     assert_eq!(c.count::<Person>(&Query::new()).unwrap(), 15);
 }
 
-fn cursor_streams_and_fills(kind: Kind) {
+fn cursor_streams_and_fills(kind: Engine) {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     for i in 0..100 {

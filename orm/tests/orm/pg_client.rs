@@ -5,21 +5,21 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant, SystemTime};
 
-use moria_orm::pg::{Client, Config, Error, Host, SslMode, TestServer, TxStatus};
-use moria_runtime::Runtime;
+use moria_orm::pg::{Client, Config, Error, Host, SslMode, TxStatus};
+
+use crate::common;
 
 fn fiber<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    let rt = Runtime::builder().workers(2).build().unwrap();
-    rt.run(f).unwrap()
+    common::runtime().run(f).unwrap()
 }
 
 fn connect() -> Client {
-    Client::connect_config(&TestServer::shared().config("postgres")).unwrap()
+    Client::connect_config(&common::pg_server().config("postgres")).unwrap()
 }
 
 #[test]
 fn connects_by_url_key_value_tcp_and_unix_socket() {
-    let srv = TestServer::shared();
+    let srv = common::pg_server();
     let (url, unix) = (srv.url(), srv.unix_url());
     let kv = format!(
         "host=127.0.0.1 port={} user=moria password='{}' dbname=postgres sslmode=disable",
@@ -39,7 +39,7 @@ fn connects_by_url_key_value_tcp_and_unix_socket() {
 
 #[test]
 fn wrong_password_and_unknown_database_are_clear_errors() {
-    let srv = TestServer::shared();
+    let srv = common::pg_server();
     let mut bad_pw = srv.config("postgres");
     bad_pw.password = Some("nope".into());
     let no_db = srv.config("no_such_database");
@@ -63,7 +63,7 @@ fn wrong_password_and_unknown_database_are_clear_errors() {
 
 #[test]
 fn tls_modes() {
-    let srv = TestServer::shared();
+    let srv = common::pg_server();
     let base = srv.config("postgres");
     let cert = srv.certificate();
     fiber(move || {
@@ -142,7 +142,7 @@ fn refused_tls_is_a_clear_error_under_require_and_a_fallback_under_prefer() {
 
 #[test]
 fn md5_and_cleartext_authentication() {
-    let srv = TestServer::shared();
+    let srv = common::pg_server();
     let admin = srv.config("postgres");
     fiber(move || {
         let mut c = Client::connect_config(&admin).unwrap();
@@ -240,7 +240,7 @@ fn typed_parameters_and_rows() {
 
 #[test]
 fn statement_cache_reuses_and_evicts() {
-    let mut cfg = TestServer::shared().config("postgres");
+    let mut cfg = common::pg_server().config("postgres");
     cfg.statement_cache = 4;
     fiber(move || {
         let mut c = Client::connect_config(&cfg).unwrap();

@@ -1,4 +1,4 @@
-//! The thread lane: dedicated OS threads, each owning a connection and its own job channel; a
+//! The thread dispatcher: dedicated OS threads, each owning a connection and its own job channel; a
 //! call goes to the least busy thread (so one caller keeps hitting the same warm thread, and
 //! no two threads wait on one condition variable) and the calling fiber parks on a
 //! one-message reply channel.
@@ -19,16 +19,16 @@ struct Worker {
     busy: Arc<AtomicUsize>,
 }
 
-/// Connection threads; dropping the lane lets each drain its queue, close its connection and
+/// Connection threads; dropping the dispatcher lets each drain its queue, close its connection and
 /// exit, and joins them.
-pub(crate) struct ThreadLane {
+pub(crate) struct ThreadDispatcher {
     workers: Vec<Worker>,
     threads: Vec<JoinHandle<()>>,
 }
 
-impl ThreadLane {
+impl ThreadDispatcher {
     pub(crate) fn open(n: usize, open: Opener, name: &str) -> Result<Self> {
-        let mut lane = ThreadLane {
+        let mut dispatcher = ThreadDispatcher {
             workers: Vec::with_capacity(n),
             threads: Vec::with_capacity(n),
         };
@@ -53,8 +53,8 @@ impl ThreadLane {
                         job(&conn);
                     }
                 })?;
-            lane.threads.push(handle);
-            lane.workers.push(Worker {
+            dispatcher.threads.push(handle);
+            dispatcher.workers.push(Worker {
                 jobs,
                 busy: Arc::new(AtomicUsize::new(0)),
             });
@@ -62,7 +62,7 @@ impl ThreadLane {
                 .recv()
                 .map_err(|_| Error::Offload("connection thread died while opening".into()))??;
         }
-        Ok(lane)
+        Ok(dispatcher)
     }
 
     /// The first idle thread, else the one with the fewest calls in hand.
@@ -105,7 +105,7 @@ impl ThreadLane {
     }
 }
 
-impl Drop for ThreadLane {
+impl Drop for ThreadDispatcher {
     fn drop(&mut self) {
         self.workers.clear();
         let threads = std::mem::take(&mut self.threads);

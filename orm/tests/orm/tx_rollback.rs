@@ -1,14 +1,11 @@
 //! Transactions: commit on Ok, roll back on Err and on panic, savepoints when nested.
 
-#[macro_use]
-mod common;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use common::{Kind, Person};
+use crate::common::{self, Engine, Person};
 use moria_orm::{Conn, Error, Query};
 
-fn setup(kind: Kind) -> Conn {
+fn setup(kind: Engine) -> Conn {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c
@@ -27,7 +24,7 @@ fn names(c: &Conn) -> Vec<String> {
         .collect()
 }
 
-fn ok_commits(kind: Kind) {
+fn ok_commits(kind: Engine) {
     let c = setup(kind);
     let id = c
         .transaction(|c| c.add(&mut Person::new("a", "x", 1)))
@@ -35,7 +32,7 @@ fn ok_commits(kind: Kind) {
     assert!(c.exists::<Person>(id).unwrap());
 }
 
-fn err_rolls_back(kind: Kind) {
+fn err_rolls_back(kind: Engine) {
     let c = setup(kind);
     let mut inside = 0;
     let out: Result<(), Error> = c.transaction(|c| {
@@ -50,7 +47,7 @@ fn err_rolls_back(kind: Kind) {
     assert!(!c.in_transaction());
 }
 
-fn user_error_type_rolls_back(kind: Kind) {
+fn user_error_type_rolls_back(kind: Engine) {
     #[derive(Debug)]
     enum AppError {
         Orm,
@@ -81,7 +78,7 @@ fn user_error_type_rolls_back(kind: Kind) {
     assert_eq!(count(&c), 0);
 }
 
-fn panic_rolls_back_and_the_connection_stays_usable(kind: Kind) {
+fn panic_rolls_back_and_the_connection_stays_usable(kind: Engine) {
     let c = setup(kind);
     let caught = catch_unwind(AssertUnwindSafe(|| {
         let _ = c.transaction(|c| -> Result<(), Error> {
@@ -96,7 +93,7 @@ fn panic_rolls_back_and_the_connection_stays_usable(kind: Kind) {
     assert_eq!(count(&c), 1);
 }
 
-fn nested_levels_roll_back_independently(kind: Kind) {
+fn nested_levels_roll_back_independently(kind: Engine) {
     let c = setup(kind);
     c.transaction(|c| -> Result<(), Error> {
         c.add(&mut Person::new("outer", "x", 1))?;
@@ -116,7 +113,7 @@ fn nested_levels_roll_back_independently(kind: Kind) {
     assert_eq!(names(&c), ["outer", "second"]);
 }
 
-fn explicit_guard_commit_and_rollback(kind: Kind) {
+fn explicit_guard_commit_and_rollback(kind: Engine) {
     let c = setup(kind);
     let tx = c.begin().unwrap();
     tx.add(&mut Person::new("kept", "x", 1)).unwrap();

@@ -1,13 +1,10 @@
 //! JSON: expanded and compact output written to a `Write`, models parsed with validation.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person};
+use crate::common::{self, Engine, Every, Person};
 use moria_orm::{from_json, merge_json, to_json, Conn, Error, JsonFormat, Order, Query};
 use serde_json::{json, Value};
 
-fn people(kind: Kind) -> Conn {
+fn people(kind: Engine) -> Conn {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c.add(&mut Person::new("Ada \"the first\"", "Londön", 36))
@@ -23,7 +20,7 @@ fn render(c: &Conn, q: &Query, f: JsonFormat) -> Value {
     serde_json::from_slice(&out).unwrap()
 }
 
-fn expanded_rows(kind: Kind) {
+fn expanded_rows(kind: Engine) {
     let c = people(kind);
     let v = render(
         &c,
@@ -39,7 +36,7 @@ fn expanded_rows(kind: Kind) {
     );
 }
 
-fn compact_rows_with_selected_columns(kind: Kind) {
+fn compact_rows_with_selected_columns(kind: Engine) {
     let c = people(kind);
     let q = Query::new()
         .select(&["id", "age"])
@@ -64,7 +61,7 @@ fn compact_rows_with_selected_columns(kind: Kind) {
     ));
 }
 
-fn one_row_by_id_matches_the_model_writer(kind: Kind) {
+fn one_row_by_id_matches_the_model_writer(kind: Engine) {
     let c = common::conn(kind);
     c.ensure_schema::<Every>().unwrap();
     let mut e = Every {

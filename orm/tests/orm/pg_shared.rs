@@ -10,16 +10,17 @@
 use std::time::Duration;
 
 use moria_orm::pg::types::ToSql;
-use moria_orm::pg::{Client, Config, Error, Pool, PoolOptions, Row, SharedClient, TestServer};
-use moria_runtime::{spawn, yield_now, JoinHandle, Runtime};
+use moria_orm::pg::{Client, Config, Error, Pool, PoolOptions, Row, SharedClient};
+use moria_runtime::{spawn, yield_now, JoinHandle};
+
+use crate::common;
 
 fn run<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    let rt = Runtime::builder().workers(2).build().unwrap();
-    rt.run(f).unwrap()
+    common::runtime().run(f).unwrap()
 }
 
 fn cfg() -> Config {
-    TestServer::shared().config("postgres")
+    common::pg_server().config("postgres")
 }
 
 /// Yields until `n` requests are queued or in flight on `s`.

@@ -1,21 +1,15 @@
 //! `Db` from fibers: 100 fibers reading and writing on 2 workers, for every dispatch, with and
 //! without WAL readers; a panicking call; a SQLite call that must not hold its worker.
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Person, TempDir};
+use crate::common::{self, runtime, Person, TempDir};
 use moria_orm::{Batch, Db, Dispatch, Error, Mode, Query};
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 
 const FIBERS: usize = 100;
 const ROWS_PER_FIBER: i64 = 5;
-
-fn runtime() -> Runtime {
-    Runtime::builder().workers(2).build().unwrap()
-}
 
 /// Each fiber adds its rows, reads them back, updates, counts and deletes; all checked.
 fn hammer(db: Db) {

@@ -1,12 +1,9 @@
 //! Batches: multi-row inserts spanning several statements, ids returned, all-or-nothing.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, Person};
+use crate::common::{self, Engine, Person};
 use moria_orm::{Batch, Conn, Error, Query};
 
-fn conn(kind: Kind, batch_params: usize) -> Conn {
+fn conn(kind: Engine, batch_params: usize) -> Conn {
     let c = common::conn(kind).with_batch_params(batch_params);
     c.ensure_schema::<Person>().unwrap();
     c
@@ -16,7 +13,7 @@ fn count(c: &Conn) -> i64 {
     c.count::<Person>(&Query::new()).unwrap()
 }
 
-fn row_5_of_10_violating_a_unique_index_inserts_nothing(kind: Kind) {
+fn row_5_of_10_violating_a_unique_index_inserts_nothing(kind: Engine) {
     // 8 parameters per statement = 2 rows: the failing row sits in the third statement.
     for params in [8, 1_000] {
         let c = conn(kind, params);
@@ -50,7 +47,7 @@ fn row_5_of_10_violating_a_unique_index_inserts_nothing(kind: Kind) {
     }
 }
 
-fn batch_returns_ids_in_order_across_statements(kind: Kind) {
+fn batch_returns_ids_in_order_across_statements(kind: Engine) {
     let c = conn(kind, 8);
     c.add(&mut Person::new("first", "x", 0)).unwrap();
     let mut b = Batch::with_capacity(25);
@@ -65,7 +62,7 @@ fn batch_returns_ids_in_order_across_statements(kind: Kind) {
     }
 }
 
-fn mixed_operations_apply_together_or_not_at_all(kind: Kind) {
+fn mixed_operations_apply_together_or_not_at_all(kind: Engine) {
     let c = conn(kind, 1_000);
     let mut keep = Person::new("keep", "a", 1);
     let mut gone = Person::new("gone", "a", 2);
@@ -102,7 +99,7 @@ fn mixed_operations_apply_together_or_not_at_all(kind: Kind) {
     assert_eq!(count(&c), 2);
 }
 
-fn forced_ids_mix_with_new_ones(kind: Kind) {
+fn forced_ids_mix_with_new_ones(kind: Engine) {
     let c = conn(kind, 8);
     let mut b = Batch::new();
     b.add(Person::new("a", "x", 1));
@@ -115,7 +112,7 @@ fn forced_ids_mix_with_new_ones(kind: Kind) {
     assert_eq!(c.get::<Person>(101).unwrap().name, "c");
 }
 
-fn failed_batch_can_be_resent_after_fixing_it(kind: Kind) {
+fn failed_batch_can_be_resent_after_fixing_it(kind: Engine) {
     let c = conn(kind, 1_000);
     let mut b = Batch::new();
     b.add(Person::new("same", "x", 1));
@@ -127,12 +124,12 @@ fn failed_batch_can_be_resent_after_fixing_it(kind: Kind) {
     let ids = c.batch_send(&mut fixed).unwrap();
     // SQLite numbers from max(id)+1; a PostgreSQL sequence is not rolled back, so the failed
     // attempt leaves a gap.
-    let first = if kind == Kind::Sqlite { 1 } else { ids[0] };
+    let first = if kind == Engine::Sqlite { 1 } else { ids[0] };
     assert_eq!(ids, [first, first + 1]);
     assert_eq!(c.get::<Person>(ids[1]).unwrap().name, "other");
 }
 
-fn batch_inside_a_transaction_is_a_savepoint(kind: Kind) {
+fn batch_inside_a_transaction_is_a_savepoint(kind: Engine) {
     let c = conn(kind, 1_000);
     let out: Result<(), Error> = c.transaction(|c| {
         let mut ok = Batch::new();

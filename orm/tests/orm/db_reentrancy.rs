@@ -5,21 +5,15 @@
 //! outside the caller's transaction (or waited the pool's whole acquire timeout).
 //! A call on another database from inside the closure still works.
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Person, TempDir};
+use crate::common::{self, runtime, Person, TempDir};
 use moria_orm::{Db, Dispatch, Error, Mode, Query};
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
 
 /// Long enough for any healthy run; only a deadlock reaches it.
 const HANG_GUARD: Duration = Duration::from_secs(60);
-
-fn runtime() -> Runtime {
-    Runtime::builder().workers(2).build().unwrap()
-}
 
 /// Runs `body` in a fiber and fails (instead of hanging) if it deadlocks.
 fn in_fiber(name: &str, body: impl FnOnce() + Send + 'static) {

@@ -1,5 +1,5 @@
-//! Lanes: where a [`Db`](crate::Db) call runs its [`Conn`] work so that no fiber's worker
-//! blocks on SQLite.
+//! [`Dispatch`]: where a [`Db`](crate::Db) call runs its [`Conn`] work so that no fiber's worker
+//! blocks on SQLite, and [`Dispatcher`]: the connections behind each choice.
 //!
 //! - [`Dispatch::Thread`]: dedicated OS threads own the connections and take jobs from a
 //!   channel (`moria_runtime::sync`); the calling fiber parks on a one-message reply channel.
@@ -11,7 +11,7 @@
 //! - PostgreSQL (not a [`Dispatch`] choice): the call runs on the calling fiber with a pooled
 //!   connection; the client's waits park only that fiber.
 //!
-//! Every lane refuses a call made from inside one of its own database's closures
+//! Every dispatcher refuses a call made from inside one of its own database's closures
 //! ([`Error::Reentrant`], see `reentry.rs`) and turns a panic inside the job into [`Error::Panicked`]; open transactions roll back
 //! as the panic unwinds through their guards.
 
@@ -45,24 +45,26 @@ pub(crate) type Opener = Arc<dyn Fn() -> Result<Conn> + Send + Sync>;
 pub(crate) type Job = Box<dyn FnOnce(&Conn) + Send>;
 
 /// A set of `n` connections behind one dispatch strategy.
-pub(crate) enum Lane {
-    Inline(Box<inline::InlineLane>),
-    Offload(offload::OffloadLane),
-    Thread(thread::ThreadLane),
-    Pg(pg::PgLane),
+pub(crate) enum Dispatcher {
+    Inline(Box<inline::InlineDispatcher>),
+    Offload(offload::OffloadDispatcher),
+    Thread(thread::ThreadDispatcher),
+    Pg(pg::PgDispatcher),
 }
 
-impl Lane {
+impl Dispatcher {
     /// Opens `n` connections with `open`, dispatched by `how`.
-    pub(crate) fn open(how: Dispatch, n: usize, open: Opener, name: &str) -> Result<Lane> {
+    pub(crate) fn open(how: Dispatch, n: usize, open: Opener, name: &str) -> Result<Dispatcher> {
         Ok(match how {
-            Dispatch::Inline => Lane::Inline(Box::new(inline::InlineLane::open(&open)?)),
-            Dispatch::Offload => Lane::Offload(offload::OffloadLane::open(n, open)?),
-            Dispatch::Thread => Lane::Thread(thread::ThreadLane::open(n, open, name)?),
+            Dispatch::Inline => {
+                Dispatcher::Inline(Box::new(inline::InlineDispatcher::open(&open)?))
+            }
+            Dispatch::Offload => Dispatcher::Offload(offload::OffloadDispatcher::open(n, open)?),
+            Dispatch::Thread => Dispatcher::Thread(thread::ThreadDispatcher::open(n, open, name)?),
         })
     }
 
-    /// Runs `f` on one of the lane's connections and returns its result to the calling fiber;
+    /// Runs `f` on one of the dispatcher's connections and returns its result to the calling fiber;
     /// `db` identifies the database, for the reentrancy guard.
     pub(crate) fn call<R, F>(&self, db: usize, f: F) -> Result<R>
     where
@@ -72,10 +74,10 @@ impl Lane {
         let chain = reentry::enter(db)?;
         let f = move |c: &Conn| reentry::within(chain, || f(c));
         match self {
-            Lane::Inline(l) => l.call(f),
-            Lane::Offload(l) => l.call(f),
-            Lane::Thread(l) => l.call(f),
-            Lane::Pg(l) => l.call(f),
+            Dispatcher::Inline(l) => l.call(f),
+            Dispatcher::Offload(l) => l.call(f),
+            Dispatcher::Thread(l) => l.call(f),
+            Dispatcher::Pg(l) => l.call(f),
         }
     }
 }

@@ -1,9 +1,6 @@
 //! Schema evolution: a model gains fields, the database is reopened, old rows are intact.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, TempDir};
+use crate::common::{self, Engine, TempDir};
 use moria_orm::{model, Conn, Error, Mode, Query};
 
 mod v1 {
@@ -28,10 +25,10 @@ mod v2 {
     }
 }
 
-fn added_fields_keep_old_rows_intact(kind: Kind) {
+fn added_fields_keep_old_rows_intact(kind: Engine) {
     let dir = TempDir::new("schema");
     let path = dir.file("evolve.db");
-    let url = (kind == Kind::Postgres).then(common::pg_url);
+    let url = (kind == Engine::Postgres).then(common::pg_url);
     // Opens the same database again: the file, or the same schema on the server.
     let open = || match &url {
         None => Conn::open(&path, Mode::Full).unwrap(),
@@ -92,7 +89,7 @@ fn added_fields_keep_old_rows_intact(kind: Kind) {
     c.add(&mut older).unwrap();
     assert_eq!(c.count::<v2::Account>(&Query::new()).unwrap(), 5);
     let indexes: i64 = match kind {
-        Kind::Sqlite => c
+        Engine::Sqlite => c
             .sqlite()
             .unwrap()
             .query_row(
@@ -101,7 +98,7 @@ fn added_fields_keep_old_rows_intact(kind: Kind) {
                 |r| r.get(0),
             )
             .unwrap(),
-        Kind::Postgres => c
+        Engine::Postgres => c
             .pg()
             .unwrap()
             .query_one(
@@ -120,7 +117,7 @@ model! {
     struct Bad as "bad name" { x: i64 }
 }
 
-fn invalid_table_names_are_refused(kind: Kind) {
+fn invalid_table_names_are_refused(kind: Engine) {
     let c = common::conn(kind);
     assert!(matches!(
         c.ensure_schema::<Bad>(),

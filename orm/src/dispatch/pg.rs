@@ -1,4 +1,4 @@
-//! The PostgreSQL lane: the call runs on the calling fiber (the client's waits park only that
+//! The PostgreSQL dispatcher: the call runs on the calling fiber (the client's waits park only that
 //! fiber, so no thread is needed). Its single statements go through one of the pool's shared,
 //! pipelined connections; a transaction or raw SQL checks a connection out of the pool.
 
@@ -8,17 +8,17 @@ use crate::error::Result;
 use crate::pg;
 
 /// A pool of PostgreSQL connections.
-pub(crate) struct PgLane {
+pub(crate) struct PgDispatcher {
     pub(crate) pool: pg::Pool,
     batch_params: usize,
 }
 
-impl PgLane {
-    /// A lane over `pool`; checks out one connection now so that a bad URL, password or
+impl PgDispatcher {
+    /// A dispatcher over `pool`; checks out one connection now so that a bad URL, password or
     /// database fails here.
     pub(crate) fn open(pool: pg::Pool, batch_params: usize) -> Result<Self> {
         drop(pool.acquire()?);
-        Ok(PgLane { pool, batch_params })
+        Ok(PgDispatcher { pool, batch_params })
     }
 
     pub(crate) fn call<R>(&self, f: impl FnOnce(&Conn) -> Result<R>) -> Result<R> {

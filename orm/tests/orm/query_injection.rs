@@ -1,9 +1,6 @@
 //! Injection attempts through values, field names and raw fragments leave the database intact.
 
-#[macro_use]
-mod common;
-
-use common::{Kind, Person};
+use crate::common::{self, Engine, Person};
 use moria_orm::{from_json, Conn, Error, Op, Order, Query};
 
 const ATTACKS: &[&str] = &[
@@ -15,7 +12,7 @@ const ATTACKS: &[&str] = &[
     "Robert'); DROP TABLE Students;--",
 ];
 
-fn setup(kind: Kind) -> Conn {
+fn setup(kind: Engine) -> Conn {
     let c = common::conn(kind);
     c.ensure_schema::<Person>().unwrap();
     c.add(&mut Person::new("victim", "x", 1)).unwrap();
@@ -26,12 +23,12 @@ fn intact(c: &Conn) {
     assert!(c.get::<Person>(1).unwrap().name == "victim", "row 1 intact");
 }
 
-fn values_are_bound_and_stored_verbatim(kind: Kind) {
+fn values_are_bound_and_stored_verbatim(kind: Engine) {
     let c = setup(kind);
     let mut stored = 0;
     for (i, a) in ATTACKS.iter().enumerate() {
         let mut p = Person::new(a, a, i as i64);
-        if kind == Kind::Postgres && a.contains('\0') {
+        if kind == Engine::Postgres && a.contains('\0') {
             // PostgreSQL text cannot hold NUL: the value is refused whole, nothing stored.
             let e = c.add(&mut p).unwrap_err();
             assert_eq!(e.sqlstate(), Some("22021"), "{e}");
@@ -53,7 +50,7 @@ fn values_are_bound_and_stored_verbatim(kind: Kind) {
     assert_eq!(c.list::<Person>(&Query::new()).unwrap().len(), stored + 1);
 }
 
-fn names_from_outside_are_checked(kind: Kind) {
+fn names_from_outside_are_checked(kind: Engine) {
     let c = setup(kind);
     for a in ATTACKS
         .iter()
@@ -82,7 +79,7 @@ fn names_from_outside_are_checked(kind: Kind) {
     intact(&c);
 }
 
-fn raw_fragments_cannot_carry_literals_or_statements(kind: Kind) {
+fn raw_fragments_cannot_carry_literals_or_statements(kind: Engine) {
     let c = setup(kind);
     for frag in [
         "name = 'victim'",

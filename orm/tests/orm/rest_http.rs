@@ -1,18 +1,16 @@
 //! REST over real HTTP: a moria-http server on 127.0.0.1:0 with `Rest::routes`, raw TCP
 //! clients (and curl when installed).
 
-#[macro_use]
-mod common;
-
 use std::net::SocketAddr;
 
-use common::{http, Kind, Person, TempDir};
+use crate::common::{self, http, Engine, Person, TempDir};
 use moria_http::{Router, Server};
 use moria_orm::rest::BasicAuth;
 use moria_orm::{Db, Query, Rest};
 use serde_json::{json, Value};
 
 fn serve(rest: Rest) -> (Server, SocketAddr) {
+    common::runtime();
     let router = rest.routes(Router::new());
     let server = Server::builder()
         .listen("127.0.0.1:0")
@@ -32,11 +30,11 @@ fn body_json(b: &[u8]) -> Value {
     serde_json::from_slice(b).unwrap_or_else(|e| panic!("{e}: {:?}", String::from_utf8_lossy(b)))
 }
 
-fn round_trip_on_a_file_database(kind: Kind) {
+fn round_trip_on_a_file_database(kind: Engine) {
     let dir = TempDir::new("rest-http");
     let db = match kind {
-        Kind::Sqlite => Db::open(dir.file("rest.db")).unwrap(),
-        Kind::Postgres => common::db(kind),
+        Engine::Sqlite => Db::open(dir.file("rest.db")).unwrap(),
+        Engine::Postgres => common::db(kind),
     };
     let (server, addr) = serve(people(&db));
 
@@ -90,7 +88,7 @@ fn round_trip_on_a_file_database(kind: Kind) {
     server.wait();
 }
 
-fn errors_and_limits_over_http(kind: Kind) {
+fn errors_and_limits_over_http(kind: Engine) {
     let db = common::db(kind);
     let (server, addr) = serve(people(&db).max_body(1024));
     http(addr, "POST", "/root/Person", &[], br#"{"name":"Ada"}"#);
@@ -129,7 +127,7 @@ fn errors_and_limits_over_http(kind: Kind) {
     server.wait();
 }
 
-fn injection_attempts_over_http_change_nothing(kind: Kind) {
+fn injection_attempts_over_http_change_nothing(kind: Engine) {
     let db = common::db(kind);
     let (server, addr) = serve(people(&db));
     http(
@@ -164,7 +162,7 @@ fn injection_attempts_over_http_change_nothing(kind: Kind) {
     server.wait();
 }
 
-fn basic_auth_over_http_and_curl(kind: Kind) {
+fn basic_auth_over_http_and_curl(kind: Engine) {
     let db = common::db(kind);
     let rest = people(&db).auth(BasicAuth::new("moria", "ada", "pw"));
     let (server, addr) = serve(rest);
@@ -207,7 +205,7 @@ fn basic_auth_over_http_and_curl(kind: Kind) {
     server.wait();
 }
 
-fn jwt_bearer_over_http(kind: Kind) {
+fn jwt_bearer_over_http(kind: Engine) {
     use moria_crypto::jwt::{JwtKey, Validation};
     use moria_orm::rest::JwtAuth;
     let key = JwtKey::es256_generate().unwrap();

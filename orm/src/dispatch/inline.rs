@@ -1,4 +1,4 @@
-//! The inline lane: the job runs on the calling fiber under a fiber-aware mutex. Only for
+//! The inline dispatcher: the job runs on the calling fiber under a fiber-aware mutex. Only for
 //! memory databases, where SQLite never waits on a disk.
 
 use moria_runtime::sync::Mutex;
@@ -8,13 +8,13 @@ use crate::conn::Conn;
 use crate::error::Result;
 
 /// One connection shared under a fiber-aware mutex.
-pub(crate) struct InlineLane {
+pub(crate) struct InlineDispatcher {
     conn: Mutex<Conn>,
 }
 
-impl InlineLane {
+impl InlineDispatcher {
     pub(crate) fn open(open: &Opener) -> Result<Self> {
-        Ok(InlineLane {
+        Ok(InlineDispatcher {
             conn: Mutex::new(open()?),
         })
     }

@@ -1,15 +1,12 @@
 //! REST semantics through `Rest::handle` (no HTTP): round trips, every error status, auth,
 //! batch atomicity, and injection attempts through every parameter.
 
-#[macro_use]
-mod common;
-
-use common::{Every, Kind, Person};
+use crate::common::{self, Engine, Every, Person};
 use moria_orm::rest::BasicAuth;
 use moria_orm::{Query, Rest, RestRequest, RestResponse};
 use serde_json::{json, Value};
 
-fn rest(kind: Kind) -> Rest {
+fn rest(kind: Engine) -> Rest {
     let db = common::db(kind);
     db.ensure_schema::<Person>().unwrap();
     db.ensure_schema::<Every>().unwrap();
@@ -47,7 +44,7 @@ fn count(r: &Rest) -> i64 {
     r.db().count::<Person>(Query::new()).unwrap()
 }
 
-fn crud_round_trip(kind: Kind) {
+fn crud_round_trip(kind: Engine) {
     let r = rest(kind);
     let created = call(
         &r,
@@ -112,7 +109,7 @@ fn crud_round_trip(kind: Kind) {
     expect_error(&call(&r, "DELETE", "/root/Person/1", ""), 404, "id 1");
 }
 
-fn every_type_over_rest(kind: Kind) {
+fn every_type_over_rest(kind: Engine) {
     let r = rest(kind);
     let body = r#"{"i":-5,"small":7,"f":2.5,"b":true,"s":"é\"","bytes":"AAEC","maybe_i":null,"maybe_s":"x"}"#;
     assert_eq!(call(&r, "POST", "/root/Every", body).status, 201);
@@ -141,7 +138,7 @@ fn every_type_over_rest(kind: Kind) {
     expect_error(&call(&r, "GET", "/root/Every?where=f=abc", ""), 400, "f");
 }
 
-fn error_statuses(kind: Kind) {
+fn error_statuses(kind: Engine) {
     let r = rest(kind).max_body(64);
     call(&r, "POST", "/root/Person", r#"{"name":"Ada"}"#);
     expect_error(
@@ -190,7 +187,7 @@ fn error_statuses(kind: Kind) {
     assert_eq!(count(&r), 1, "nothing written by the failures");
 }
 
-fn basic_auth_guards_every_route(kind: Kind) {
+fn basic_auth_guards_every_route(kind: Engine) {
     let r = rest(kind).auth(BasicAuth::new("moria", "ada", "pw"));
     let anon = call(&r, "GET", "/root/Person", "");
     assert_eq!(anon.status, 401);
@@ -210,7 +207,7 @@ fn basic_auth_guards_every_route(kind: Kind) {
     assert_eq!(count(&r), 1);
 }
 
-fn batch_is_all_or_nothing(kind: Kind) {
+fn batch_is_all_or_nothing(kind: Engine) {
     let r = rest(kind);
     call(&r, "POST", "/root/Person", r#"{"name":"taken"}"#);
     let ops: Vec<Value> = (0..10)
@@ -242,7 +239,7 @@ fn batch_is_all_or_nothing(kind: Kind) {
         .collect();
     // SQLite numbers from max(id)+1; the PostgreSQL sequence kept counting through the
     // failed batch above.
-    let first = if kind == Kind::Sqlite { 2 } else { ids[0] };
+    let first = if kind == Engine::Sqlite { 2 } else { ids[0] };
     assert_eq!(ids, [first, first + 1, 1, 1], "{text}");
     assert_eq!(v["Every"], json!([1]), "{text}");
     assert_eq!(count(&r), 2);
@@ -264,7 +261,7 @@ fn batch_is_all_or_nothing(kind: Kind) {
     assert_eq!(count(&r), 2, "no partial batch");
 }
 
-fn injection_through_every_parameter_is_rejected_or_inert(kind: Kind) {
+fn injection_through_every_parameter_is_rejected_or_inert(kind: Engine) {
     let r = rest(kind);
     call(&r, "POST", "/root/Person", r#"{"name":"victim","age":1}"#);
     let attacks = [
