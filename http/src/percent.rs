@@ -1,6 +1,7 @@
-//! Percent-decoding, once for the workspace: paths (strict, exactly once), query strings
-//! (lenient, `+` as space), and strict decoding for callers that must refuse bad escapes (the
-//! ORM's REST parameters, PostgreSQL URLs).
+//! Percent-decoding for HTTP: paths (strict, exactly once), query strings (lenient, `+` as
+//! space), and strict decoding for callers that must refuse bad escapes (the ORM's REST
+//! parameters). The PostgreSQL driver, which must not depend on HTTP, decodes its URLs with the
+//! percent-encoding crate.
 
 use std::borrow::Cow;
 
