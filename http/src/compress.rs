@@ -147,7 +147,7 @@ pub(crate) fn apply(
     res: &mut Response,
     scratch: &mut Vec<u8>,
 ) -> io::Result<()> {
-    if res.status != 200 || res.has(has::CONTENT_ENCODING) {
+    if res.head.status != 200 || res.has(has::CONTENT_ENCODING) {
         return Ok(());
     }
     match res.get_header("content-type") {

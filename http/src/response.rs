@@ -8,7 +8,8 @@ use bytes::Bytes;
 use moria_streams::http_grammar::{is_field_value, is_token};
 use moria_streams::File;
 
-use crate::h1::is_framing_field;
+pub(crate) use crate::h1::has;
+use crate::h1::{is_framing_field, HeadToSend};
 use crate::source::Ranges;
 
 /// A streamed body: called with the connection's writer after the head is sent.
@@ -99,21 +100,10 @@ impl From<Bytes> for Body {
     }
 }
 
-/// Flags for headers whose presence changes what the server adds.
-pub(crate) mod has {
-    pub const DATE: u8 = 1;
-    pub const SERVER: u8 = 2;
-    pub const CONTENT_TYPE: u8 = 4;
-    pub const CONTENT_ENCODING: u8 = 8;
-    pub const VARY: u8 = 16;
-}
-
 /// An HTTP response under construction; the connection reuses one per connection.
 pub struct Response {
-    pub(crate) status: u16,
-    pub(crate) reason: Option<&'static str>,
-    pub(crate) headers: Vec<u8>,
-    pub(crate) has: u8,
+    /// Status, reason and field lines, in the codec's own type.
+    pub(crate) head: HeadToSend,
     pub(crate) close: bool,
     pub(crate) invalid: Option<&'static str>,
     pub(crate) body: BodyKind,
@@ -123,8 +113,8 @@ pub struct Response {
 impl fmt::Debug for Response {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Response")
-            .field("status", &self.status)
-            .field("headers", &String::from_utf8_lossy(&self.headers))
+            .field("status", &self.head.status)
+            .field("headers", &String::from_utf8_lossy(&self.head.fields))
             .finish()
     }
 }
@@ -139,10 +129,7 @@ impl Response {
     /// An empty `200 OK`.
     pub fn new() -> Response {
         Response {
-            status: 200,
-            reason: None,
-            headers: Vec::with_capacity(256),
-            has: 0,
+            head: HeadToSend::with_capacity(256),
             close: false,
             invalid: None,
             body: BodyKind::Empty,
@@ -152,10 +139,7 @@ impl Response {
 
     /// Back to an empty `200 OK`, keeping the buffers' capacity.
     pub(crate) fn reset(&mut self) {
-        self.status = 200;
-        self.reason = None;
-        self.headers.clear();
-        self.has = 0;
+        self.head.clear();
         self.close = false;
         self.invalid = None;
         self.replace_body(BodyKind::Empty);
@@ -184,7 +168,7 @@ impl Response {
     /// Sets the status code (default 200); a code outside 100–999 becomes a 500.
     pub fn status(&mut self, code: u16) -> &mut Self {
         if (100..1000).contains(&code) {
-            self.status = code;
+            self.head.status = code;
         } else {
             self.invalid = Some("status code outside 100-999");
         }
@@ -193,7 +177,7 @@ impl Response {
 
     /// The status code set so far.
     pub fn status_code(&self) -> u16 {
-        self.status
+        self.head.status
     }
 
     /// Overrides the reason phrase (default: the standard one for the status).
@@ -202,7 +186,7 @@ impl Response {
             .bytes()
             .all(|c| c == b'\t' || (0x20..0x7f).contains(&c))
         {
-            self.reason = Some(reason);
+            self.head.reason = Some(reason);
         } else {
             self.invalid = Some("reason phrase with a control character");
         }
@@ -258,11 +242,11 @@ impl Response {
     }
 
     fn push_header(&mut self, name: &str, value: &[u8]) -> &mut Self {
-        self.has |= flag_for(name);
-        self.headers.extend_from_slice(name.as_bytes());
-        self.headers.extend_from_slice(b": ");
-        self.headers.extend_from_slice(value);
-        self.headers.extend_from_slice(b"\r\n");
+        self.head.has |= flag_for(name);
+        self.head.fields.extend_from_slice(name.as_bytes());
+        self.head.fields.extend_from_slice(b": ");
+        self.head.fields.extend_from_slice(value);
+        self.head.fields.extend_from_slice(b"\r\n");
         self
     }
 
@@ -273,7 +257,7 @@ impl Response {
 
     /// The first value set for header `name` (case-insensitive).
     pub fn get_header(&self, name: &str) -> Option<&[u8]> {
-        self.headers.split(|&c| c == b'\n').find_map(|line| {
+        self.head.fields.split(|&c| c == b'\n').find_map(|line| {
             let line = line.strip_suffix(b"\r")?;
             let colon = line.iter().position(|&c| c == b':')?;
             line[..colon]
@@ -305,7 +289,7 @@ impl Response {
 
     /// Whether a header with one of the `has` flags was set.
     pub(crate) fn has(&self, flag: u8) -> bool {
-        self.has & flag != 0
+        self.head.has & flag != 0
     }
 
     /// The in-memory body, if the body is held in memory.
@@ -392,7 +376,7 @@ mod tests {
         let mut r = Response::new();
         r.header("Connection", "close");
         assert!(r.close);
-        assert!(r.headers.is_empty());
+        assert!(r.head.fields.is_empty());
     }
 
     #[test]
@@ -400,7 +384,7 @@ mod tests {
         let mut r = Response::new();
         r.header("X", "1").body("secret");
         respond_error(&mut r, 404);
-        assert_eq!(r.status, 404);
+        assert_eq!(r.head.status, 404);
         assert_eq!(r.memory_body(), Some(&b"404 Not Found\n"[..]));
         assert!(r.get_header("x").is_none());
     }

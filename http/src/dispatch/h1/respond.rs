@@ -12,9 +12,9 @@ use super::{ConnCtx, Exchange};
 use crate::access_log;
 use crate::compress;
 use crate::counters::Counters;
-use crate::h1::{encode_head, Conn, ConnHeader, Head, HeadToSend, Length, WRITE_FLUSH_AT};
+use crate::h1::{encode_head, Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
 use crate::method::Version;
-use crate::response::{has, BodyKind, StreamFn};
+use crate::response::{BodyKind, StreamFn};
 use crate::status::is_bodyless;
 use crate::transport::Transport;
 
@@ -40,7 +40,7 @@ impl ConnCtx<'_> {
             compress::apply(c, accept, &mut conn.app.res, &mut conn.app.scratch)?;
         }
         let res = &mut conn.app.res;
-        let length = if is_bodyless(res.status) {
+        let length = if is_bodyless(res.head.status) {
             Length::Bodyless
         } else {
             match &res.body {
@@ -62,22 +62,15 @@ impl ConnCtx<'_> {
             (true, Version::Http11) => ConnHeader::None,
         };
         let date = conn.date.get(conn.now);
-        let head = HeadToSend {
-            status: res.status,
-            reason: res.reason,
-            fields: &res.headers,
-            has_server: res.has(has::SERVER),
-            has_date: res.has(has::DATE),
-        };
         encode_head(
             &mut conn.wbuf,
-            &head,
+            &res.head,
             date,
             self.cfg.server_line.as_deref(),
             length,
             conn_header,
         );
-        let status = res.status;
+        let status = res.head.status;
         let body = std::mem::replace(&mut res.body, BodyKind::Empty);
         if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
             let bytes = match length {
