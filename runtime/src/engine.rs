@@ -1,27 +1,19 @@
-//! The one gate to the engine: every entry point calls `ensure()` before touching `may`.
+//! The one gate to the engine: every entry point calls `config::ensure()` before touching `may`.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
-
-static CONFIGURED: AtomicBool = AtomicBool::new(false);
-
-/// Makes sure a configuration is applied before the engine starts (defaults otherwise).
-#[inline]
-pub(crate) fn ensure() {
-    if !CONFIGURED.load(Ordering::Acquire) {
-        crate::config::ensure_applied();
-    }
-}
-
-/// Records that the configuration is in force.
-pub(crate) fn mark_configured() {
-    CONFIGURED.store(true, Ordering::Release);
-}
 
 /// Whether the caller runs inside a fiber (as opposed to a plain OS thread).
 #[inline]
 pub fn in_fiber() -> bool {
     may::coroutine::is_coroutine()
+}
+
+/// After a timer wake-up the engine runs the fiber on its timer thread; hop back to a worker.
+#[inline]
+pub(crate) fn resume_on_worker() {
+    if in_fiber() {
+        may::coroutine::yield_now();
+    }
 }
 
 /// Converts a timeout for the engine, which keeps timeouts in whole milliseconds and treats 0

@@ -8,15 +8,17 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::config::{self, Runtime};
+use crate::counters::{FIBERS_FINISHED, FIBERS_SPAWNED};
 use crate::error::panic_message;
-use crate::{engine, shutdown, stats};
+use crate::{engine, shutdown};
 
 /// Counts a fiber as finished when dropped, even when the fiber unwinds.
 struct FinishGuard;
 
 impl Drop for FinishGuard {
     fn drop(&mut self) {
-        stats::FIBERS_FINISHED.fetch_add(1, Relaxed);
+        FIBERS_FINISHED.fetch_add(1, Relaxed);
         shutdown::fiber_finished();
     }
 }
@@ -26,7 +28,7 @@ fn counted<F, T>(f: F) -> impl FnOnce() -> T
 where
     F: FnOnce() -> T,
 {
-    stats::FIBERS_SPAWNED.fetch_add(1, Relaxed);
+    FIBERS_SPAWNED.fetch_add(1, Relaxed);
     move || {
         crate::overflow::install_once();
         let _guard = FinishGuard;
@@ -58,7 +60,7 @@ impl JoinError {
                     "its frames were abandoned without unwinding (locks it held stay locked); \
                      raise the stack size (Runtime::builder().stack_size, MORIA_STACK_SIZE; \
                      now {} bytes)",
-                    crate::config::current_config().map_or(0, |c| c.stack_size)
+                    config::current_config().map_or(0, |c| c.stack_size)
                 ),
                 stack_overflow: true,
             },
@@ -128,7 +130,7 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        engine::ensure();
+        config::ensure();
         let mut builder = may::coroutine::Builder::new();
         if let Some(name) = self.name {
             builder = builder.name(name);
@@ -172,7 +174,7 @@ impl Builder {
 
 /// Undoes the spawn count of a fiber that never started.
 fn fiber_not_started() {
-    stats::FIBERS_FINISHED.fetch_add(1, Relaxed);
+    FIBERS_FINISHED.fetch_add(1, Relaxed);
 }
 
 /// Spawns a fiber running `f`. Panics only if no stack can be mapped (see `Builder::spawn`).
@@ -184,6 +186,17 @@ where
     match Builder::new().spawn(f) {
         Ok(handle) => handle,
         Err(e) => panic!("moria: failed to spawn a fiber: {e}"),
+    }
+}
+
+impl Runtime {
+    /// Runs `f` in a fiber and waits for it: the usual body of `main`.
+    pub fn run<F, T>(&self, f: F) -> Result<T, JoinError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        spawn(f).join()
     }
 }
 
@@ -201,17 +214,9 @@ pub fn yield_now() {
 pub fn sleep(d: Duration) {
     if engine::in_fiber() {
         may::coroutine::sleep(d);
-        resume_on_worker();
+        engine::resume_on_worker();
     } else {
         std::thread::sleep(d);
-    }
-}
-
-/// After a timer wake-up the engine runs the fiber on its timer thread; hop back to a worker.
-#[inline]
-pub(crate) fn resume_on_worker() {
-    if engine::in_fiber() {
-        may::coroutine::yield_now();
     }
 }
 

@@ -44,6 +44,7 @@
 pub mod blocking;
 mod coarse_timer;
 pub mod config;
+mod counters;
 mod engine;
 mod error;
 pub mod fiber;

@@ -19,10 +19,10 @@ use super::delegate::forward_io;
 use super::ready::{self, Interest};
 use super::timeouts::{lazy_timeout_io, peek_now, recv_now, timeouts, Timeouts};
 use crate::coarse_timer::{self, Waiter};
-use crate::engine;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
+use crate::{config, engine};
 
 /// A listening TCP socket.
 #[derive(Debug)]
@@ -39,7 +39,7 @@ impl TcpListener {
 
     /// Binds `addr` with explicit options (e.g. reuse-port for per-worker listeners).
     pub fn bind_with(addr: impl ToSocketAddrs + Send, opts: ListenOptions) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let std_listener = listen(first_addr(addr)?, opts)?;
         // SAFETY: the descriptor comes from a listener we own and hand over entirely.
         let inner =
@@ -123,7 +123,7 @@ impl TcpStream {
 
     /// Connects to `addr`; host names are resolved on the offload pool, never on a worker.
     pub fn connect(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
         for a in resolve(addr)? {
             let connected = match engine::in_fiber() {
@@ -142,7 +142,7 @@ impl TcpStream {
 
     /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         if !engine::in_fiber() {
             return std::net::TcpStream::connect_timeout(addr, engine::timeout(timeout))
                 .and_then(TcpStream::from_std);

@@ -13,9 +13,9 @@ use super::accept::accept_loop;
 use super::delegate::forward_io;
 use super::tcp::adopt;
 use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
-use crate::engine;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
+use crate::{config, engine};
 
 /// A listening Unix-domain socket.
 pub struct UnixListener {
@@ -33,7 +33,7 @@ impl std::fmt::Debug for UnixListener {
 impl UnixListener {
     /// Binds a socket file at `path` (which must not exist).
     pub fn bind(path: impl AsRef<Path>) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let std_listener = std::os::unix::net::UnixListener::bind(path)?;
         let inner = CoIo::new(std_listener).map_err(io::Error::from)?;
         Ok(UnixListener { inner })
@@ -98,7 +98,7 @@ impl UnixStream {
 
     /// Connects to the socket at `path`.
     pub fn connect(path: impl AsRef<Path>) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         if !engine::in_fiber() {
             // A thread blocks in the kernel: see `ready::on_thread` on the engine's blocking
             // calls outside fibers.
@@ -114,7 +114,7 @@ impl UnixStream {
 
     /// A connected pair.
     pub fn pair() -> io::Result<(Self, Self)> {
-        engine::ensure();
+        config::ensure();
         let (a, b) = may::os::unix::net::UnixStream::pair()?;
         Ok((UnixStream::adopted(a), UnixStream::adopted(b)))
     }

@@ -9,7 +9,6 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use crate::engine;
-use crate::fiber::resume_on_worker;
 use crate::time::Deadline;
 
 /// A mutual-exclusion lock usable from fibers and plain threads.
@@ -127,7 +126,7 @@ impl Condvar {
             .unwrap_or_else(PoisonError::into_inner);
         guard.inner = Some(g);
         if result.timed_out() {
-            resume_on_worker();
+            engine::resume_on_worker();
         }
         result.timed_out()
     }

@@ -3,7 +3,6 @@
 use std::time::Duration;
 
 use crate::engine;
-use crate::fiber::resume_on_worker;
 
 /// A counting semaphore usable from fibers and plain threads.
 pub struct Semaphore {
@@ -40,7 +39,7 @@ impl Semaphore {
     pub fn acquire_timeout(&self, timeout: Duration) -> bool {
         let got = self.inner.wait_timeout(engine::timeout(timeout));
         if !got {
-            resume_on_worker();
+            engine::resume_on_worker();
         }
         got
     }
