@@ -12,11 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use may::sync::Blocker;
 use parking_lot::{Condvar, Mutex};
 
 use crate::counters::{BLOCKING_DONE, BLOCKING_QUEUED, BLOCKING_RUNNING, BLOCKING_THREADS};
-use crate::engine;
+use crate::engine::{self, sync::Blocker};
 use crate::error::{panic_message, Error};
 
 /// Default upper bound of pool threads.

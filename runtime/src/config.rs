@@ -4,7 +4,7 @@
 //! silently ignores later changes. So the configuration lives here, is validated here, and is
 //! applied exactly once: by `build()`, or with defaults (plus `MORIA_*` variables) by the first
 //! spawn. A later `build()` with a different configuration is an error, never a silent no-op.
-//! This module is the once-only gate: every entry point to the engine calls [`ensure`] first.
+//! This module is the once-only gate: every entry point to the engine calls `ensure()` first.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -249,13 +249,13 @@ fn apply(config: Config) -> Result<Config> {
             })
         };
     }
-    let engine = may::config();
-    engine.set_workers(config.workers);
-    // The engine counts stack size in machine words; an even count keeps usage tracking off.
-    engine.set_stack_size(config.stack_size / std::mem::size_of::<usize>());
+    crate::engine::setup::configure(
+        config.workers,
+        config.stack_size,
+        config.stack_pool,
+        config.pin_workers,
+    );
     crate::stack_trim::set_stack_size(config.stack_size);
-    engine.set_pool_capacity(config.stack_pool);
-    engine.set_worker_pin(config.pin_workers);
     blocking::set_max_threads(config.blocking_threads);
     startup::check(config.planned_fibers, config.raise_nofile);
     *applied = Some(config.clone());

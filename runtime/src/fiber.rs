@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use crate::config::{self, Runtime};
 use crate::counters::{FIBERS_FINISHED, FIBERS_SPAWNED};
+use crate::engine::{self, coroutine};
 use crate::error::panic_message;
-use crate::{engine, shutdown};
+use crate::shutdown;
 
 /// Counts a fiber as finished when dropped, even when the fiber unwinds.
 struct FinishGuard;
@@ -81,7 +82,7 @@ impl JoinError {
 
 /// Owns a running fiber; `join` waits for its value. Dropping it detaches the fiber.
 pub struct JoinHandle<T> {
-    inner: may::coroutine::JoinHandle<T>,
+    inner: coroutine::JoinHandle<T>,
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
@@ -131,7 +132,7 @@ impl Builder {
         T: Send + 'static,
     {
         config::ensure();
-        let mut builder = may::coroutine::Builder::new();
+        let mut builder = coroutine::Builder::new();
         if let Some(name) = self.name {
             builder = builder.name(name);
         }
@@ -204,7 +205,7 @@ impl Runtime {
 #[inline]
 pub fn yield_now() {
     if engine::in_fiber() {
-        may::coroutine::yield_now();
+        coroutine::yield_now();
     } else {
         std::thread::yield_now();
     }
@@ -213,7 +214,7 @@ pub fn yield_now() {
 /// Puts the caller to sleep for `d`; a fiber resumes on a worker, not on the timer thread.
 pub fn sleep(d: Duration) {
     if engine::in_fiber() {
-        may::coroutine::sleep(d);
+        coroutine::sleep(d);
         engine::resume_on_worker();
     } else {
         std::thread::sleep(d);
@@ -243,7 +244,7 @@ pub fn current() -> FiberInfo {
     if engine::in_fiber() {
         FiberInfo {
             id,
-            name: may::coroutine::current().name().map(str::to_string),
+            name: coroutine::current_name(),
             is_fiber: true,
         }
     } else {

@@ -43,11 +43,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use may::io::{CoIo, WaitIo};
 use parking_lot::Mutex;
 
 use super::epoll::{Epoll, Event, Guess, NO_EVENT};
 use crate::counters::SOCKETS_PARKED;
+use crate::engine::io::{CoIo, WaitIo};
 use crate::fiber::Builder as FiberBuilder;
 use crate::{config, wake_timer};
 

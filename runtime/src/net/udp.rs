@@ -13,7 +13,7 @@ use crate::{config, engine};
 /// A UDP socket.
 #[derive(Debug)]
 pub struct UdpSocket {
-    inner: may::net::UdpSocket,
+    inner: engine::io::UdpSocket,
     timeouts: Timeouts,
 }
 
@@ -21,7 +21,7 @@ impl UdpSocket {
     /// Binds `addr`; a host name is resolved on the offload pool, never on a worker.
     pub fn bind(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
         config::ensure();
-        may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket {
+        engine::io::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket {
             inner,
             timeouts: Timeouts::default(),
         })

@@ -6,7 +6,7 @@ use crate::engine;
 
 /// A counting semaphore usable from fibers and plain threads.
 pub struct Semaphore {
-    inner: may::sync::Semphore,
+    inner: engine::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Semaphore {
@@ -21,7 +21,7 @@ impl Semaphore {
     /// A semaphore holding `permits` permits.
     pub fn new(permits: usize) -> Self {
         Semaphore {
-            inner: may::sync::Semphore::new(permits),
+            inner: engine::sync::Semaphore::new(permits),
         }
     }
 

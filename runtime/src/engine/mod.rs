@@ -1,4 +1,30 @@
-//! The one gate to the engine: every entry point calls `config::ensure()` before touching `may`.
+//! The one gate to the engine (`may`): the files under `engine/` are the only ones in the crate
+//! that name it, so this folder lists the whole surface Moria uses, and a replacement engine
+//! starts here.
+//!
+//! | file | what the rest of the crate gets from the engine |
+//! |---|---|
+//! | `mod.rs` | [`in_fiber`], [`resume_on_worker`] (the hop back from the timer thread), timeout conversion |
+//! | [`coroutine`] | fiber spawn (`Builder`, `JoinHandle`), `yield_now`, `sleep`, the current fiber's name, `LocalKey` |
+//! | [`setup`] | applying the validated configuration to the scheduler (once, from `config`) |
+//! | [`io`] | the socket types and the readiness traits the `net` module builds on |
+//! | [`sync`] | the parking primitives under `crate::sync` and the offload pool's `Blocker` |
+//!
+//! Types are re-exported as they are, never wrapped: the socket read/write paths call the engine
+//! directly, with nothing in between, and a wrapper here would add a call on every read. So the
+//! files that use these names still call the engine's own methods on them (`WaitIo`,
+//! `set_read_timeout`, `spawn_local`): a replacement engine must offer those names and methods,
+//! or those files change with it. Which files those are: `fiber.rs`, `local.rs`, `blocking.rs`,
+//! `coarse_timer.rs`, `wake_timer.rs`, `sync/mutex.rs`, `sync/semaphore.rs` and `net/` (accept,
+//! park, ready, tcp, udp, unix, timeouts).
+//!
+//! Every entry point that may start the engine calls `config::ensure()` first, so the engine
+//! never starts with a configuration other than the validated one.
+
+pub(crate) mod coroutine;
+pub(crate) mod io;
+pub(crate) mod setup;
+pub(crate) mod sync;
 
 use std::time::Duration;
 
