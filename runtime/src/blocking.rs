@@ -12,11 +12,11 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
-use may::sync::Blocker;
 use parking_lot::{Condvar, Mutex};
 
+use crate::counters::{BLOCKING_DONE, BLOCKING_QUEUED, BLOCKING_RUNNING, BLOCKING_THREADS};
+use crate::engine::{self, sync::Blocker};
 use crate::error::{panic_message, Error};
-use crate::{engine, stats};
 
 /// Default upper bound of pool threads.
 pub const DEFAULT_THREADS: usize = 64;
@@ -81,7 +81,7 @@ impl Pool {
     /// Queues a job, waking an idle thread and starting one as [`State::push`] decides.
     fn submit(&'static self, job: Job) {
         let mut state = self.state.lock();
-        stats::BLOCKING_QUEUED.fetch_add(1, Relaxed);
+        BLOCKING_QUEUED.fetch_add(1, Relaxed);
         let (wake, start) = state.push(job, self.max_threads.load(Relaxed));
         drop(state);
         if wake {
@@ -98,7 +98,7 @@ impl Pool {
             .spawn(move || self.run_thread());
         match spawned {
             Ok(_) => {
-                stats::BLOCKING_THREADS.fetch_add(1, Relaxed);
+                BLOCKING_THREADS.fetch_add(1, Relaxed);
             }
             Err(e) => {
                 // Lower the bound to what the system gave us instead of failing the caller;
@@ -132,7 +132,7 @@ impl Pool {
             state.idle -= 1;
             if timeout.timed_out() && state.queue.is_empty() {
                 state.threads -= 1;
-                stats::BLOCKING_THREADS.fetch_sub(1, Relaxed);
+                BLOCKING_THREADS.fetch_sub(1, Relaxed);
                 return;
             }
         }
@@ -140,11 +140,11 @@ impl Pool {
 }
 
 fn run_job(job: Job) {
-    stats::BLOCKING_QUEUED.fetch_sub(1, Relaxed);
-    stats::BLOCKING_RUNNING.fetch_add(1, Relaxed);
+    BLOCKING_QUEUED.fetch_sub(1, Relaxed);
+    BLOCKING_RUNNING.fetch_add(1, Relaxed);
     job();
-    stats::BLOCKING_RUNNING.fetch_sub(1, Relaxed);
-    stats::BLOCKING_DONE.fetch_add(1, Relaxed);
+    BLOCKING_RUNNING.fetch_sub(1, Relaxed);
+    BLOCKING_DONE.fetch_add(1, Relaxed);
 }
 
 /// Where a pool thread leaves the result for the parked fiber.

@@ -24,8 +24,7 @@ use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, OnceLock, PoisonError};
 use std::time::Duration;
 
-use may::io::WaitIoWaker;
-
+use crate::engine::io::WaitIoWaker;
 use crate::sync::PerWorker;
 
 /// How often the sweeper looks: a coarse deadline ends at most this late.

@@ -4,8 +4,10 @@
 //! silently ignores later changes. So the configuration lives here, is validated here, and is
 //! applied exactly once: by `build()`, or with defaults (plus `MORIA_*` variables) by the first
 //! spawn. A later `build()` with a different configuration is an error, never a silent no-op.
+//! This module is the once-only gate: every entry point to the engine calls `ensure()` first.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex as StdMutex;
 
 use crate::error::{Error, Result};
@@ -220,6 +222,17 @@ fn parse_size(value: &str) -> std::result::Result<usize, String> {
         .ok_or_else(|| "expected a non-negative integer (optionally with K or M)".to_string())
 }
 
+/// Whether a configuration is in force (the fast path of [`ensure`]).
+static CONFIGURED: AtomicBool = AtomicBool::new(false);
+
+/// Makes sure a configuration is applied before the engine starts (defaults otherwise).
+#[inline]
+pub(crate) fn ensure() {
+    if !CONFIGURED.load(Ordering::Acquire) {
+        ensure_applied();
+    }
+}
+
 /// The configuration in force, once applied.
 static APPLIED: StdMutex<Option<Config>> = StdMutex::new(None);
 
@@ -236,22 +249,23 @@ fn apply(config: Config) -> Result<Config> {
             })
         };
     }
-    let engine = may::config();
-    engine.set_workers(config.workers);
-    // The engine counts stack size in machine words; an even count keeps usage tracking off.
-    engine.set_stack_size(config.stack_size / std::mem::size_of::<usize>());
+    crate::engine::setup::configure(
+        config.workers,
+        config.stack_size,
+        config.stack_pool,
+        config.pin_workers,
+    );
     crate::stack_trim::set_stack_size(config.stack_size);
-    engine.set_pool_capacity(config.stack_pool);
-    engine.set_worker_pin(config.pin_workers);
     blocking::set_max_threads(config.blocking_threads);
-    startup::check(&config);
+    startup::check(config.planned_fibers, config.raise_nofile);
     *applied = Some(config.clone());
-    crate::engine::mark_configured();
+    CONFIGURED.store(true, Ordering::Release);
     Ok(config)
 }
 
 /// Applies the default configuration (with `MORIA_*` variables) unless one is in force.
-pub(crate) fn ensure_applied() {
+#[cold]
+fn ensure_applied() {
     let builder = Builder::new().from_env().unwrap_or_else(|e| {
         log::warn!("{e}; using the default runtime configuration");
         Builder::new()
@@ -272,7 +286,7 @@ pub fn current_config() -> Option<Config> {
     APPLIED.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
-/// A handle on the configured runtime.
+/// A handle on the configured runtime (its `run` lives beside `spawn`, in [`fiber`](crate::fiber)).
 #[derive(Clone, Debug)]
 pub struct Runtime {
     config: Config,
@@ -287,15 +301,6 @@ impl Runtime {
     /// The configuration in force.
     pub fn config(&self) -> &Config {
         &self.config
-    }
-
-    /// Runs `f` in a fiber and waits for it: the usual body of `main`.
-    pub fn run<F, T>(&self, f: F) -> std::result::Result<T, crate::JoinError>
-    where
-        F: FnOnce() -> T + Send + 'static,
-        T: Send + 'static,
-    {
-        crate::spawn(f).join()
     }
 }
 

@@ -8,15 +8,18 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
+use crate::config::{self, Runtime};
+use crate::counters::{FIBERS_FINISHED, FIBERS_SPAWNED};
+use crate::engine::{self, coroutine};
 use crate::error::panic_message;
-use crate::{engine, shutdown, stats};
+use crate::shutdown;
 
 /// Counts a fiber as finished when dropped, even when the fiber unwinds.
 struct FinishGuard;
 
 impl Drop for FinishGuard {
     fn drop(&mut self) {
-        stats::FIBERS_FINISHED.fetch_add(1, Relaxed);
+        FIBERS_FINISHED.fetch_add(1, Relaxed);
         shutdown::fiber_finished();
     }
 }
@@ -26,7 +29,7 @@ fn counted<F, T>(f: F) -> impl FnOnce() -> T
 where
     F: FnOnce() -> T,
 {
-    stats::FIBERS_SPAWNED.fetch_add(1, Relaxed);
+    FIBERS_SPAWNED.fetch_add(1, Relaxed);
     move || {
         crate::overflow::install_once();
         let _guard = FinishGuard;
@@ -58,7 +61,7 @@ impl JoinError {
                     "its frames were abandoned without unwinding (locks it held stay locked); \
                      raise the stack size (Runtime::builder().stack_size, MORIA_STACK_SIZE; \
                      now {} bytes)",
-                    crate::config::current_config().map_or(0, |c| c.stack_size)
+                    config::current_config().map_or(0, |c| c.stack_size)
                 ),
                 stack_overflow: true,
             },
@@ -79,7 +82,7 @@ impl JoinError {
 
 /// Owns a running fiber; `join` waits for its value. Dropping it detaches the fiber.
 pub struct JoinHandle<T> {
-    inner: may::coroutine::JoinHandle<T>,
+    inner: coroutine::JoinHandle<T>,
 }
 
 impl<T> fmt::Debug for JoinHandle<T> {
@@ -128,8 +131,8 @@ impl Builder {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
-        engine::ensure();
-        let mut builder = may::coroutine::Builder::new();
+        config::ensure();
+        let mut builder = coroutine::Builder::new();
         if let Some(name) = self.name {
             builder = builder.name(name);
         }
@@ -172,7 +175,7 @@ impl Builder {
 
 /// Undoes the spawn count of a fiber that never started.
 fn fiber_not_started() {
-    stats::FIBERS_FINISHED.fetch_add(1, Relaxed);
+    FIBERS_FINISHED.fetch_add(1, Relaxed);
 }
 
 /// Spawns a fiber running `f`. Panics only if no stack can be mapped (see `Builder::spawn`).
@@ -187,11 +190,22 @@ where
     }
 }
 
+impl Runtime {
+    /// Runs `f` in a fiber and waits for it: the usual body of `main`.
+    pub fn run<F, T>(&self, f: F) -> Result<T, JoinError>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
+        spawn(f).join()
+    }
+}
+
 /// Lets other fibers run; from a plain thread it yields the thread.
 #[inline]
 pub fn yield_now() {
     if engine::in_fiber() {
-        may::coroutine::yield_now();
+        coroutine::yield_now();
     } else {
         std::thread::yield_now();
     }
@@ -200,18 +214,10 @@ pub fn yield_now() {
 /// Puts the caller to sleep for `d`; a fiber resumes on a worker, not on the timer thread.
 pub fn sleep(d: Duration) {
     if engine::in_fiber() {
-        may::coroutine::sleep(d);
-        resume_on_worker();
+        coroutine::sleep(d);
+        engine::resume_on_worker();
     } else {
         std::thread::sleep(d);
-    }
-}
-
-/// After a timer wake-up the engine runs the fiber on its timer thread; hop back to a worker.
-#[inline]
-pub(crate) fn resume_on_worker() {
-    if engine::in_fiber() {
-        may::coroutine::yield_now();
     }
 }
 
@@ -238,7 +244,7 @@ pub fn current() -> FiberInfo {
     if engine::in_fiber() {
         FiberInfo {
             id,
-            name: may::coroutine::current().name().map(str::to_string),
+            name: coroutine::current_name(),
             is_fiber: true,
         }
     } else {

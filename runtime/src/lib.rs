@@ -19,6 +19,12 @@
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
+//! Inside, not public: `engine/` (the only files that name `may`: what the rest of the crate
+//! takes from the engine, listed in its module docs), `counters` (the atomics [`stats()`] reads),
+//! `overflow` (a stack overflow ends its fiber, never the process), `stack_trim` (deep stack
+//! pages given back), `coarse_timer` (the sweeper behind `read_within`), `wake_timer` (deadlines
+//! for `accept` and readiness waits), `error`.
+//!
 //! # Rules for fiber code
 //! - Never use `thread_local!` (or libraries that rely on it across a wait): a fiber may resume
 //!   on another thread after any wait. Use [`fiber_local!`] instead.
@@ -44,6 +50,7 @@
 pub mod blocking;
 mod coarse_timer;
 pub mod config;
+mod counters;
 mod engine;
 mod error;
 pub mod fiber;

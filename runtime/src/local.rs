@@ -8,7 +8,7 @@ use std::any::TypeId;
 
 /// A key to a per-fiber value, declared with [`fiber_local!`](crate::fiber_local).
 pub struct FiberLocal<T: 'static> {
-    key: may::LocalKey<T>,
+    key: crate::engine::coroutine::LocalKey<T>,
 }
 
 impl<T: 'static> FiberLocal<T> {
@@ -17,7 +17,7 @@ impl<T: 'static> FiberLocal<T> {
     #[doc(hidden)]
     pub const fn __new(init: fn() -> T, id: fn() -> TypeId) -> Self {
         FiberLocal {
-            key: may::LocalKey {
+            key: crate::engine::coroutine::LocalKey {
                 __init: init,
                 __key: id,
             },

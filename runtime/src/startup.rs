@@ -1,20 +1,19 @@
 //! Start-up checks: the memory-map budget for fiber stacks and the open-file limit.
 
-use crate::config::Config;
-
 /// Each fiber stack costs two memory maps (the stack and its guard page).
 pub const MAPS_PER_FIBER: usize = 2;
 
 const MAX_MAP_COUNT: &str = "/proc/sys/vm/max_map_count";
 
-/// Runs every start-up check for `config`, logging what it finds.
-pub(crate) fn check(config: &Config) {
+/// Runs every start-up check for a configuration planning `planned_fibers` fibers, raising the
+/// open-file limit when `raise_nofile`; logs what it finds.
+pub(crate) fn check(planned_fibers: usize, raise_nofile: bool) {
     if let Some(limit) = max_map_count() {
-        if let Some(msg) = map_count_warning(limit, config.planned_fibers) {
+        if let Some(msg) = map_count_warning(limit, planned_fibers) {
             log::warn!("{msg}");
         }
     }
-    if config.raise_nofile {
+    if raise_nofile {
         match raise_nofile_limit() {
             Ok((old, new)) if old != new => log::debug!("raised RLIMIT_NOFILE from {old} to {new}"),
             Ok(_) => {}

@@ -1,15 +1,12 @@
-//! Runtime counters: plain atomics bumped on the hot paths, read as one snapshot.
+//! `stats()`: the runtime's counters and configuration read as one snapshot, with a `Display` table.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::Ordering::Relaxed;
 
-pub(crate) static FIBERS_SPAWNED: AtomicU64 = AtomicU64::new(0);
-pub(crate) static FIBERS_FINISHED: AtomicU64 = AtomicU64::new(0);
-pub(crate) static BLOCKING_QUEUED: AtomicU64 = AtomicU64::new(0);
-pub(crate) static BLOCKING_RUNNING: AtomicU64 = AtomicU64::new(0);
-pub(crate) static BLOCKING_DONE: AtomicU64 = AtomicU64::new(0);
-pub(crate) static BLOCKING_THREADS: AtomicU64 = AtomicU64::new(0);
-pub(crate) static SOCKETS_PARKED: AtomicU64 = AtomicU64::new(0);
+use crate::counters::{
+    BLOCKING_DONE, BLOCKING_QUEUED, BLOCKING_RUNNING, BLOCKING_THREADS, FIBERS_FINISHED,
+    FIBERS_SPAWNED, SOCKETS_PARKED,
+};
 
 /// A snapshot of the runtime's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

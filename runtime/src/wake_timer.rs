@@ -11,8 +11,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Instant;
 
-use may::io::WaitIoWaker;
 use parking_lot::{Condvar, Mutex};
+
+use crate::engine::io::WaitIoWaker;
 
 /// One armed wake-up; dropping the guard disarms it.
 pub(crate) struct Armed {

@@ -4,9 +4,8 @@
 use std::io;
 use std::os::fd::AsRawFd;
 
-use may::io::AsIoData;
-
 use super::ready::{self, Interest};
+use crate::engine::io::AsIoData;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
 

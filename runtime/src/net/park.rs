@@ -43,12 +43,13 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use may::io::{CoIo, WaitIo};
 use parking_lot::Mutex;
 
 use super::epoll::{Epoll, Event, Guess, NO_EVENT};
+use crate::counters::SOCKETS_PARKED;
+use crate::engine::io::{CoIo, WaitIo};
 use crate::fiber::Builder as FiberBuilder;
-use crate::{config, engine, stats, wake_timer};
+use crate::{config, wake_timer};
 
 /// Why a parked socket came back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +115,7 @@ struct Slot<T> {
 impl<T: Parkable> ParkingLot<T> {
     /// A lot with one shard (and one waiting fiber) per worker; `wake` gets each socket back.
     pub fn new(wake: impl Fn(T, Wake) + Send + Sync + 'static) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let shards = config::current_config().map_or(1, |c| c.workers).max(1);
         let shards = (0..shards)
             .map(|_| {
@@ -166,7 +167,7 @@ impl<T: Parkable> ParkingLot<T> {
             (key, known, sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
-        stats::SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
+        SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
         match shard.epoll.inner().arm_oneshot_read(fd, key, known) {
             Ok(Guess::Right) => {}
             Ok(Guess::Wrong) => {
@@ -226,7 +227,7 @@ impl<T: Parkable> std::fmt::Debug for ParkingLot<T> {
 impl<T> Lot<T> {
     fn unparked(&self, n: usize) {
         self.parked.fetch_sub(n, Ordering::Relaxed);
-        stats::SOCKETS_PARKED.fetch_sub(n as u64, Ordering::Relaxed);
+        SOCKETS_PARKED.fetch_sub(n as u64, Ordering::Relaxed);
     }
 }
 

@@ -8,8 +8,7 @@ use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::Duration;
 
-use may::io::{AsIoData, WaitIo};
-
+use crate::engine::io::{AsIoData, WaitIo};
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
 use crate::{engine, wake_timer};

@@ -11,23 +11,22 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use may::io::WaitIo;
-
 use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::forward_io;
 use super::ready::{self, Interest};
 use super::timeouts::{lazy_timeout_io, peek_now, recv_now, timeouts, Timeouts};
 use crate::coarse_timer::{self, Waiter};
-use crate::engine;
+use crate::engine::io::WaitIo;
 use crate::error::panic_message;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
+use crate::{config, engine};
 
 /// A listening TCP socket.
 #[derive(Debug)]
 pub struct TcpListener {
-    inner: may::net::TcpListener,
+    inner: engine::io::TcpListener,
 }
 
 impl TcpListener {
@@ -39,11 +38,11 @@ impl TcpListener {
 
     /// Binds `addr` with explicit options (e.g. reuse-port for per-worker listeners).
     pub fn bind_with(addr: impl ToSocketAddrs + Send, opts: ListenOptions) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let std_listener = listen(first_addr(addr)?, opts)?;
         // SAFETY: the descriptor comes from a listener we own and hand over entirely.
         let inner =
-            adopt(|| unsafe { may::net::TcpListener::from_raw_fd(std_listener.into_raw_fd()) })?;
+            adopt(|| unsafe { engine::io::TcpListener::from_raw_fd(std_listener.into_raw_fd()) })?;
         Ok(TcpListener { inner })
     }
 
@@ -81,7 +80,7 @@ impl TcpListener {
         let try_accept = || {
             let (s, peer) = listener.inner().accept()?;
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-            let inner = adopt(|| unsafe { may::net::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
+            let inner = adopt(|| unsafe { engine::io::TcpStream::from_raw_fd(s.into_raw_fd()) })?;
             Ok((TcpStream::adopted(inner), peer))
         };
         accept_loop(listener, try_accept, deadline, token)
@@ -102,7 +101,7 @@ impl AsRawFd for TcpListener {
 /// A connected TCP socket; `Read + Write` in blocking style.
 #[derive(Debug)]
 pub struct TcpStream {
-    inner: may::net::TcpStream,
+    inner: engine::io::TcpStream,
     timeouts: Timeouts,
     /// The last read took everything the socket had (it returned less than asked), so
     /// [`TcpStream::read_within`] can wait without looking first.
@@ -112,7 +111,7 @@ pub struct TcpStream {
 }
 
 impl TcpStream {
-    fn adopted(inner: may::net::TcpStream) -> Self {
+    fn adopted(inner: engine::io::TcpStream) -> Self {
         TcpStream {
             inner,
             timeouts: Timeouts::default(),
@@ -123,11 +122,11 @@ impl TcpStream {
 
     /// Connects to `addr`; host names are resolved on the offload pool, never on a worker.
     pub fn connect(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let mut last = io::Error::new(io::ErrorKind::InvalidInput, "address resolved to nothing");
         for a in resolve(addr)? {
             let connected = match engine::in_fiber() {
-                true => may::net::TcpStream::connect(a).map(TcpStream::adopted),
+                true => engine::io::TcpStream::connect(a).map(TcpStream::adopted),
                 // A thread blocks in the kernel: see `ready::on_thread` on the engine's
                 // blocking calls outside fibers.
                 false => std::net::TcpStream::connect(a).and_then(TcpStream::from_std),
@@ -142,18 +141,19 @@ impl TcpStream {
 
     /// Connects to `addr`, giving up after `timeout` (`TimedOut`).
     pub fn connect_timeout(addr: &SocketAddr, timeout: Duration) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         if !engine::in_fiber() {
             return std::net::TcpStream::connect_timeout(addr, engine::timeout(timeout))
                 .and_then(TcpStream::from_std);
         }
-        may::net::TcpStream::connect_timeout(addr, engine::timeout(timeout)).map(TcpStream::adopted)
+        engine::io::TcpStream::connect_timeout(addr, engine::timeout(timeout))
+            .map(TcpStream::adopted)
     }
 
     /// A stream a plain thread connected, handed to the engine.
     fn from_std(stream: std::net::TcpStream) -> io::Result<Self> {
         // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-        adopt(|| unsafe { may::net::TcpStream::from_raw_fd(stream.into_raw_fd()) })
+        adopt(|| unsafe { engine::io::TcpStream::from_raw_fd(stream.into_raw_fd()) })
             .map(TcpStream::adopted)
     }
 
@@ -285,7 +285,7 @@ impl TcpStream {
 }
 
 fn with_readiness(
-    socket: &may::net::TcpStream,
+    socket: &engine::io::TcpStream,
     interest: Interest,
     deadline: Option<Deadline>,
     mut f: impl FnMut(RawFd) -> io::Result<usize>,

@@ -8,20 +8,20 @@ use super::bind::first_addr;
 use super::delegate::forward_io;
 use super::ready::Interest;
 use super::timeouts::{timeouts, Timeouts};
-use crate::engine;
+use crate::{config, engine};
 
 /// A UDP socket.
 #[derive(Debug)]
 pub struct UdpSocket {
-    inner: may::net::UdpSocket,
+    inner: engine::io::UdpSocket,
     timeouts: Timeouts,
 }
 
 impl UdpSocket {
     /// Binds `addr`; a host name is resolved on the offload pool, never on a worker.
     pub fn bind(addr: impl ToSocketAddrs + Send) -> io::Result<Self> {
-        engine::ensure();
-        may::net::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket {
+        config::ensure();
+        engine::io::UdpSocket::bind(first_addr(addr)?).map(|inner| UdpSocket {
             inner,
             timeouts: Timeouts::default(),
         })

@@ -7,15 +7,14 @@ use std::path::Path;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::time::Duration;
 
-use may::io::CoIo;
-
 use super::accept::accept_loop;
 use super::delegate::forward_io;
 use super::tcp::adopt;
 use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
-use crate::engine;
+use crate::engine::io::CoIo;
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
+use crate::{config, engine};
 
 /// A listening Unix-domain socket.
 pub struct UnixListener {
@@ -33,7 +32,7 @@ impl std::fmt::Debug for UnixListener {
 impl UnixListener {
     /// Binds a socket file at `path` (which must not exist).
     pub fn bind(path: impl AsRef<Path>) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         let std_listener = std::os::unix::net::UnixListener::bind(path)?;
         let inner = CoIo::new(std_listener).map_err(io::Error::from)?;
         Ok(UnixListener { inner })
@@ -68,8 +67,7 @@ impl UnixListener {
         let try_accept = || {
             let (s, addr) = listener.inner().accept()?;
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-            let inner =
-                adopt(|| unsafe { may::os::unix::net::UnixStream::from_raw_fd(s.into_raw_fd()) })?;
+            let inner = adopt(|| unsafe { engine::io::UnixStream::from_raw_fd(s.into_raw_fd()) })?;
             Ok((UnixStream::adopted(inner), addr))
         };
         accept_loop(listener, try_accept, deadline, token)
@@ -84,12 +82,12 @@ impl UnixListener {
 /// A connected Unix-domain stream; `Read + Write`.
 #[derive(Debug)]
 pub struct UnixStream {
-    inner: may::os::unix::net::UnixStream,
+    inner: engine::io::UnixStream,
     timeouts: Timeouts,
 }
 
 impl UnixStream {
-    fn adopted(inner: may::os::unix::net::UnixStream) -> Self {
+    fn adopted(inner: engine::io::UnixStream) -> Self {
         UnixStream {
             inner,
             timeouts: Timeouts::default(),
@@ -98,24 +96,22 @@ impl UnixStream {
 
     /// Connects to the socket at `path`.
     pub fn connect(path: impl AsRef<Path>) -> io::Result<Self> {
-        engine::ensure();
+        config::ensure();
         if !engine::in_fiber() {
             // A thread blocks in the kernel: see `ready::on_thread` on the engine's blocking
             // calls outside fibers.
             let stream = std::os::unix::net::UnixStream::connect(path)?;
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
-            return adopt(|| unsafe {
-                may::os::unix::net::UnixStream::from_raw_fd(stream.into_raw_fd())
-            })
-            .map(UnixStream::adopted);
+            return adopt(|| unsafe { engine::io::UnixStream::from_raw_fd(stream.into_raw_fd()) })
+                .map(UnixStream::adopted);
         }
-        may::os::unix::net::UnixStream::connect(path).map(UnixStream::adopted)
+        engine::io::UnixStream::connect(path).map(UnixStream::adopted)
     }
 
     /// A connected pair.
     pub fn pair() -> io::Result<(Self, Self)> {
-        engine::ensure();
-        let (a, b) = may::os::unix::net::UnixStream::pair()?;
+        config::ensure();
+        let (a, b) = engine::io::UnixStream::pair()?;
         Ok((UnixStream::adopted(a), UnixStream::adopted(b)))
     }
 

@@ -9,26 +9,25 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use crate::engine;
-use crate::fiber::resume_on_worker;
 use crate::time::Deadline;
 
 /// A mutual-exclusion lock usable from fibers and plain threads.
 #[derive(Debug, Default)]
 pub struct Mutex<T: ?Sized> {
-    inner: may::sync::Mutex<T>,
+    inner: engine::sync::Mutex<T>,
 }
 
 /// Access to a locked [`Mutex`]'s data; unlocks when dropped.
 pub struct MutexGuard<'a, T: ?Sized> {
     // Only `None` while a `Condvar` wait holds the engine's guard.
-    inner: Option<may::sync::MutexGuard<'a, T>>,
+    inner: Option<engine::sync::MutexGuard<'a, T>>,
 }
 
 impl<T> Mutex<T> {
     /// A new unlocked mutex holding `value`.
     pub fn new(value: T) -> Self {
         Mutex {
-            inner: may::sync::Mutex::new(value),
+            inner: engine::sync::Mutex::new(value),
         }
     }
 
@@ -66,7 +65,7 @@ impl<T: ?Sized> Mutex<T> {
 }
 
 impl<T: ?Sized> MutexGuard<'_, T> {
-    fn engine_guard(&self) -> &may::sync::MutexGuard<'_, T> {
+    fn engine_guard(&self) -> &engine::sync::MutexGuard<'_, T> {
         self.inner
             .as_ref()
             .expect("mutex guard used during a condvar wait")
@@ -91,7 +90,7 @@ impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
 /// Waits for a condition protected by a [`Mutex`].
 #[derive(Default)]
 pub struct Condvar {
-    inner: may::sync::Condvar,
+    inner: engine::sync::Condvar,
 }
 
 impl std::fmt::Debug for Condvar {
@@ -127,7 +126,7 @@ impl Condvar {
             .unwrap_or_else(PoisonError::into_inner);
         guard.inner = Some(g);
         if result.timed_out() {
-            resume_on_worker();
+            engine::resume_on_worker();
         }
         result.timed_out()
     }
@@ -174,13 +173,13 @@ impl Condvar {
 /// A reader-writer lock usable from fibers and plain threads.
 #[derive(Debug, Default)]
 pub struct RwLock<T: ?Sized> {
-    inner: may::sync::RwLock<T>,
+    inner: engine::sync::RwLock<T>,
 }
 
 /// Shared access to an [`RwLock`]'s data.
-pub struct RwLockReadGuard<'a, T: ?Sized>(may::sync::RwLockReadGuard<'a, T>);
+pub struct RwLockReadGuard<'a, T: ?Sized>(engine::sync::RwLockReadGuard<'a, T>);
 /// Exclusive access to an [`RwLock`]'s data.
-pub struct RwLockWriteGuard<'a, T: ?Sized>(may::sync::RwLockWriteGuard<'a, T>);
+pub struct RwLockWriteGuard<'a, T: ?Sized>(engine::sync::RwLockWriteGuard<'a, T>);
 
 impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
     type Target = T;
@@ -206,7 +205,7 @@ impl<T> RwLock<T> {
     /// A new unlocked lock holding `value`.
     pub fn new(value: T) -> Self {
         RwLock {
-            inner: may::sync::RwLock::new(value),
+            inner: engine::sync::RwLock::new(value),
         }
     }
 

@@ -3,11 +3,10 @@
 use std::time::Duration;
 
 use crate::engine;
-use crate::fiber::resume_on_worker;
 
 /// A counting semaphore usable from fibers and plain threads.
 pub struct Semaphore {
-    inner: may::sync::Semphore,
+    inner: engine::sync::Semaphore,
 }
 
 impl std::fmt::Debug for Semaphore {
@@ -22,7 +21,7 @@ impl Semaphore {
     /// A semaphore holding `permits` permits.
     pub fn new(permits: usize) -> Self {
         Semaphore {
-            inner: may::sync::Semphore::new(permits),
+            inner: engine::sync::Semaphore::new(permits),
         }
     }
 
@@ -40,7 +39,7 @@ impl Semaphore {
     pub fn acquire_timeout(&self, timeout: Duration) -> bool {
         let got = self.inner.wait_timeout(engine::timeout(timeout));
         if !got {
-            resume_on_worker();
+            engine::resume_on_worker();
         }
         got
     }
