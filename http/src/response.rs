@@ -228,8 +228,8 @@ impl Response {
     /// [`header`](Self::header) for the server's own headers (the static file answers): a
     /// fixed name that is neither a framing field nor `Connection`/`Upgrade`, and a value the
     /// server formatted itself. The checks run in debug builds only: on the file path they
-    /// were about 120 instructions a header (bench/README.md, "Eight workers: per-worker
-    /// pools").
+    /// were about 120 instructions a header
+    /// (bench/results/2026-12-01-eight-workers-per-worker-pools.md).
     pub(crate) fn own_header(&mut self, name: &'static str, value: &[u8]) -> &mut Self {
         debug_assert!(is_token(name.as_bytes()) && is_field_value(value), "{name}");
         debug_assert!(

@@ -1,6 +1,7 @@
 //! Handing a TLS 1.3 server session from OpenSSL to Moria's record layer (`record.rs`) once the
 //! handshake is over, so that OpenSSL's `SSL` object (about 14 KiB per connection even with
-//! its buffers released, see bench/README.md) can be freed while the connection lives on.
+//! its buffers released, see bench/results/2026-11-30-idle-connection-memory.md) can be freed
+//! while the connection lives on.
 //!
 //! OpenSSL exports neither a session's keys nor its record sequence numbers, so the acceptor's
 //! sessions note them as they go, through two public callbacks:

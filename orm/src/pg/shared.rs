@@ -418,8 +418,8 @@ impl SharedClient {
                 // worker run first and queue their statements, so those go out in this write
                 // (tokio-postgres gets the same from its connection task running after the
                 // tasks that are ready). Without it a server on the same CPU answers each
-                // statement before the next is queued: one write per statement (bench/README.md,
-                // "The database rows").
+                // statement before the next is queued: one write per statement
+                // (bench/results/2026-12-01-tfb-database-rows.md).
                 moria_runtime::yield_now();
             }
             let (bytes, head) = {

@@ -6,7 +6,7 @@ use clap::Parser;
 pub const POOL_PER_WORKER: usize = 4;
 /// Shared PostgreSQL connections per worker when `--pipelined` is not given (measured on 2
 /// cores: with one, `/queries` and `/updates` spent twice the system time waking up for
-/// answers; bench/README.md, "The database rows").
+/// answers; bench/results/2026-12-01-tfb-database-rows.md).
 pub const PIPELINED_PER_WORKER: usize = 4;
 /// Requests pending on a shared connection before the next is used, with one worker (see
 /// [`Args::shared_fill`]).

@@ -2,7 +2,7 @@
 //! and gives it back when it waits, parks or ends, so buffers follow the busy connections, not
 //! the open ones. The pool is kept per worker thread ([`PerWorker`]): a worker takes back the
 //! states it put back itself, still in its core's cache, and workers never contend for one
-//! lock (measured in bench/README.md, "Eight workers: per-worker pools").
+//! lock (measured in bench/results/2026-12-01-eight-workers-per-worker-pools.md).
 
 use std::sync::{Mutex, PoisonError};
 
