@@ -41,9 +41,10 @@ const BOTTOM_KEEP_PAGES: usize = 4;
 /// Pages whose residency one `mincore` call reads.
 const PAGES_PER_CALL: usize = 256;
 
-/// One worker's turn keeping: fiber ends counted, and looks still owed after a burst began.
+/// When one worker's fiber ends look at their stack: ends counted, and looks still owed after a
+/// burst began.
 #[derive(Default)]
-struct Turn {
+struct LookSchedule {
     count: AtomicU32,
     burst: AtomicU32,
 }
@@ -101,12 +102,12 @@ const MAX_TOP: usize = 4096;
 /// A fiber whose first frame is at `entry` (an address in it) ends.
 #[inline(never)]
 fn fiber_ends(entry: usize) {
-    static TURNS: OnceLock<PerWorker<Turn>> = OnceLock::new();
-    let turn = TURNS.get_or_init(PerWorker::default).get();
-    let burst = turn.burst.load(Relaxed);
+    static SCHEDULES: OnceLock<PerWorker<LookSchedule>> = OnceLock::new();
+    let schedule = SCHEDULES.get_or_init(PerWorker::default).get();
+    let burst = schedule.burst.load(Relaxed);
     if burst > 0 {
-        turn.burst.store(burst - 1, Relaxed);
-    } else if !turn.count.fetch_add(1, Relaxed).is_multiple_of(EVERY) {
+        schedule.burst.store(burst - 1, Relaxed);
+    } else if !schedule.count.fetch_add(1, Relaxed).is_multiple_of(EVERY) {
         return;
     }
     let stack = STACK_BYTES.load(Relaxed);
@@ -125,7 +126,7 @@ fn fiber_ends(entry: usize) {
             unsafe { libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED) };
         if rc == 0 {
             TRIMMED.fetch_add((high - low) as u64, Relaxed);
-            turn.burst.store(BURST, Relaxed);
+            schedule.burst.store(BURST, Relaxed);
         }
     }
 }

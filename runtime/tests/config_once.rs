@@ -1,6 +1,10 @@
 //! Trap: the engine reads its configuration once and silently ignores later changes.
 //! Guard: `build()` applies it once; the same configuration again is fine, a different one is
 //! an error that names both; a bad environment value is an error naming the variable.
+//!
+//! A test binary of its own: it sets an environment variable (other tests' threads read the
+//! environment when the runtime starts), and its builds must be the process's first, which the
+//! shared `runtime` binary cannot promise.
 
 use moria_runtime::{Error, Runtime};
 

@@ -2,6 +2,10 @@
 //! Guard: the builder takes bytes, validates them, and makes them the engine's default, so a
 //! fiber gets the size asked for and every spawn reuses pooled stacks: the process's memory-map
 //! count stays flat over 10,000 spawns.
+//!
+//! A test binary of its own: the engine takes one configuration per process, and this one
+//! (256 KiB stacks, a pool of 200) differs from the shared `runtime` binary's; and it counts
+//! the whole process's memory maps, which other tests' stacks, sockets and threads would move.
 
 use std::hint::black_box;
 

@@ -2,7 +2,9 @@
 //! part are returned to the kernel, and the stacks stay sound (the engine's bottom sentinel
 //! intact: a zeroed sentinel would make the engine exit the process).
 
-use moria_runtime::{spawn, stats, Runtime};
+use moria_runtime::{spawn, stats};
+
+use crate::common;
 
 /// Uses 80 KiB of the fiber's stack in one frame, writing to every page of it (the bench's
 /// `runtime` binary goes deep by recursion instead). Returns 1.
@@ -18,7 +20,7 @@ fn deep() -> u64 {
 
 #[test]
 fn deep_fibers_give_their_stack_pages_back_and_the_stacks_stay_sound() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let before = stats().stack_bytes_trimmed;
     for _ in 0..200 {
         assert_eq!(spawn(deep).join().unwrap(), 1);
@@ -37,7 +39,7 @@ fn deep_fibers_give_their_stack_pages_back_and_the_stacks_stay_sound() {
 /// 3 pages below the top of the stack's mapping.
 #[test]
 fn a_fiber_starts_near_the_top_of_its_stack_mapping() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let (addr, (start, end)) = spawn(|| {
         let local = 0u8;
         let addr = std::hint::black_box(&local as *const u8 as usize);

@@ -7,7 +7,9 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use moria_runtime::sync::{channel, RecvTimeoutError};
-use moria_runtime::{sleep, spawn, Runtime};
+use moria_runtime::{sleep, spawn};
+
+use crate::common;
 
 fn timer_thread_id() -> ThreadId {
     spawn(|| {
@@ -20,7 +22,7 @@ fn timer_thread_id() -> ThreadId {
 
 #[test]
 fn code_after_sleep_and_timed_out_recv_runs_on_a_worker() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let timer = timer_thread_id();
     assert_eq!(
         timer,

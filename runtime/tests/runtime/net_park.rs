@@ -7,7 +7,8 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
 use moria_runtime::net::{Parkable, ParkingLot, Wake};
-use moria_runtime::Runtime;
+
+use crate::common;
 
 /// How long a test waits for a wake-up before failing (a bound, never a synchronisation).
 const WAIT: Duration = Duration::from_secs(20);
@@ -41,7 +42,7 @@ impl Parkable for Item {
 }
 
 fn lot() -> (ParkingLot<Item>, Receiver<(Item, Wake)>) {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let (tx, rx) = channel();
     let lot = ParkingLot::new(move |item, why| tx.send((item, why)).unwrap()).unwrap();
     (lot, rx)

@@ -3,9 +3,11 @@
 //! with `is_stack_overflow()` whose message says the frames were abandoned and how to raise the
 //! stack; `stack_overflows()` counts it and the process goes on, whether the overflow came from
 //! deep recursion (which uses the stack to its last word: the engine alone would exit with
-//! status 1) or from one huge frame. Observed in a child process: this test binary re-runs
-//! itself with `MORIA_CHILD`; the child exits with status 42 when every overflow came back as a
-//! `JoinError` and other fibers kept running.
+//! status 1) or from one huge frame. Observed in a child process: the test binary re-runs
+//! itself with `MORIA_CHILD`, running only `child_overflows_a_fiber_stack` (one worker, its own
+//! configuration); the child exits with status 42 when every overflow came back as a
+//! `JoinError` and other fibers kept running. The child is the process of its own, so the test
+//! can share the `runtime` binary.
 
 use std::process::Command;
 
@@ -83,7 +85,11 @@ fn child_overflows_a_fiber_stack() {
 fn a_stack_overflow_ends_the_fiber_never_the_process() {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)
-        .args(["--exact", "child_overflows_a_fiber_stack", "--nocapture"])
+        .args([
+            "--exact",
+            "trap_stack_overflow::child_overflows_a_fiber_stack",
+            "--nocapture",
+        ])
         .env("MORIA_CHILD", "1")
         .output()
         .unwrap();

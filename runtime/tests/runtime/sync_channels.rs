@@ -5,18 +5,16 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use moria_runtime::spawn;
 use moria_runtime::sync::{
     bounded, channel, Event, RecvTimeoutError, Reset, SendTimeoutError, TryRecvError, TrySendError,
 };
-use moria_runtime::{spawn, Runtime};
 
-fn runtime() {
-    Runtime::builder().workers(2).build().expect("runtime");
-}
+use crate::common;
 
 #[test]
 fn bounded_sender_waits_at_capacity_until_a_receive() {
-    runtime();
+    common::runtime();
     let (tx, rx) = bounded::<u32>(2);
     tx.send(1).unwrap();
     tx.send(2).unwrap();
@@ -55,7 +53,7 @@ fn bounded_sender_waits_at_capacity_until_a_receive() {
 
 #[test]
 fn timeouts_fire_in_fibers_and_threads() {
-    runtime();
+    common::runtime();
     let check = || {
         let (tx, rx) = bounded::<u8>(1);
         tx.send(0).unwrap();
@@ -96,7 +94,7 @@ fn send_to_dropped_receiver_returns_the_message() {
 
 #[test]
 fn many_producers_and_consumers_lose_and_duplicate_nothing() {
-    runtime();
+    common::runtime();
     const PRODUCERS: u64 = 8;
     const PER: u64 = 2_000;
     let (tx, rx) = bounded::<u64>(16);

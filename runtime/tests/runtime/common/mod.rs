@@ -1,11 +1,17 @@
-//! Shared test helpers: an echo server on 127.0.0.1:0 served by fibers.
-#![allow(dead_code)]
+//! Shared test helpers: the runtime configuration every test here shares, and an echo server on
+//! 127.0.0.1:0 served by fibers.
 
 use std::io::{Read, Write};
 use std::net::SocketAddr;
 
 use moria_runtime::net::TcpListener;
-use moria_runtime::{spawn, ShutdownToken};
+use moria_runtime::{spawn, Runtime, ShutdownToken};
+
+/// Applies the configuration every test in this binary shares (the engine takes one per
+/// process): two workers, defaults otherwise.
+pub fn runtime() -> Runtime {
+    Runtime::builder().workers(2).build().expect("runtime")
+}
 
 /// Starts an echo server (one fiber per connection) and returns its address.
 pub fn echo_server(token: ShutdownToken) -> SocketAddr {

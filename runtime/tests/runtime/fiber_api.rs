@@ -5,15 +5,13 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use moria_runtime::fiber::Builder;
 use moria_runtime::sync::channel;
-use moria_runtime::{current, fiber_local, scope, spawn, stats, Runtime};
+use moria_runtime::{current, fiber_local, scope, spawn, stats};
 
-fn runtime() {
-    Runtime::builder().workers(2).build().expect("runtime");
-}
+use crate::common;
 
 #[test]
 fn join_returns_the_value_or_the_panic_message() {
-    runtime();
+    common::runtime();
     assert_eq!(spawn(|| 40 + 2).join().unwrap(), 42);
     let err = spawn(|| -> u8 { panic!("fiber exploded") })
         .join()
@@ -25,7 +23,7 @@ fn join_returns_the_value_or_the_panic_message() {
 
 #[test]
 fn scoped_fibers_borrow_and_are_all_joined() {
-    runtime();
+    common::runtime();
     let mut data = vec![1u64, 2, 3, 4];
     let total = AtomicUsize::new(0);
     scope(|s| {
@@ -48,7 +46,7 @@ fn scoped_fibers_borrow_and_are_all_joined() {
 
 #[test]
 fn an_unjoined_scoped_panic_resumes_in_the_caller() {
-    runtime();
+    common::runtime();
     let caught = std::panic::catch_unwind(|| {
         scope(|s| {
             s.spawn(|| panic!("scoped boom"));
@@ -67,7 +65,7 @@ fn an_unjoined_scoped_panic_resumes_in_the_caller() {
 
 #[test]
 fn current_names_and_ids_fibers() {
-    runtime();
+    common::runtime();
     let info = Builder::new()
         .name("worker-7")
         .spawn(current)
@@ -94,7 +92,7 @@ fn os_thread() -> libc::c_long {
 
 #[test]
 fn fiber_local_values_stay_with_their_fiber_when_it_changes_threads() {
-    runtime();
+    common::runtime();
     // Odd, so that the round-robin lands each fiber on the other worker from one round to the
     // next.
     const FIBERS: u32 = 7;
@@ -147,7 +145,7 @@ fn fiber_local_values_stay_with_their_fiber_when_it_changes_threads() {
 
 #[test]
 fn stats_count_spawned_and_finished_fibers() {
-    runtime();
+    common::runtime();
     let before = stats();
     let hs: Vec<_> = (0..10).map(|_| spawn(|| ())).collect();
     for h in hs {

@@ -4,15 +4,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use moria_runtime::sync::{Condvar, Event, Mutex, Reset, RwLock, Semaphore, WaitGroup};
-use moria_runtime::{spawn, yield_now, Runtime};
+use moria_runtime::{spawn, yield_now};
 
-fn runtime() {
-    Runtime::builder().workers(2).build().expect("runtime");
-}
+use crate::common;
 
 #[test]
 fn mutex_counts_exactly_across_fibers_that_yield_while_holding_it() {
-    runtime();
+    common::runtime();
     let m = Arc::new(Mutex::new(0u64));
     let fibers: Vec<_> = (0..16)
         .map(|_| {
@@ -36,7 +34,7 @@ fn mutex_counts_exactly_across_fibers_that_yield_while_holding_it() {
 
 #[test]
 fn condvar_wakes_a_fiber_waiting_on_a_condition() {
-    runtime();
+    common::runtime();
     let pair = Arc::new((Mutex::new(false), Condvar::new()));
     let theirs = pair.clone();
     let waiter = spawn(move || {
@@ -75,7 +73,7 @@ fn rwlock_allows_readers_together_and_writers_alone() {
 
 #[test]
 fn semaphore_limits_and_times_out() {
-    runtime();
+    common::runtime();
     let s = Semaphore::new(1);
     assert!(s.try_acquire());
     assert!(!s.try_acquire());
@@ -91,7 +89,7 @@ fn semaphore_limits_and_times_out() {
 
 #[test]
 fn manual_event_releases_everyone_and_auto_event_one() {
-    runtime();
+    common::runtime();
     let manual = Arc::new(Event::new(Reset::Manual));
     let waiters: Vec<_> = (0..4)
         .map(|_| {
@@ -119,7 +117,7 @@ fn manual_event_releases_everyone_and_auto_event_one() {
 
 #[test]
 fn wait_group_waits_for_every_task() {
-    runtime();
+    common::runtime();
     let wg = Arc::new(WaitGroup::new());
     let done = Arc::new(Mutex::new(0));
     wg.add(10);

@@ -3,11 +3,13 @@
 use std::io::{Read, Write};
 
 use moria_runtime::net::{UdpSocket, UnixListener, UnixStream};
-use moria_runtime::{spawn, Runtime};
+use moria_runtime::spawn;
+
+use crate::common;
 
 #[test]
 fn udp_datagrams_round_trip_between_fibers() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let mut server = UdpSocket::bind("127.0.0.1:0").unwrap();
     let server_addr = server.local_addr().unwrap();
     let echo = spawn(move || {
@@ -38,7 +40,7 @@ fn udp_datagrams_round_trip_between_fibers() {
 
 #[test]
 fn unix_stream_echo_and_pair() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("echo.sock");
     let mut listener = UnixListener::bind(&path).unwrap();
@@ -69,7 +71,7 @@ fn unix_stream_echo_and_pair() {
 
 #[test]
 fn unix_accept_times_out_and_stops_on_shutdown() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a.sock");
     let mut listener = UnixListener::bind(&path).unwrap();

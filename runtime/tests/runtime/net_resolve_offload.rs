@@ -7,7 +7,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 
 use moria_runtime::net::{TcpListener, TcpStream, UdpSocket};
-use moria_runtime::Runtime;
+
+use crate::common;
 
 /// An address that records the name of the thread resolving it.
 #[derive(Clone)]
@@ -27,7 +28,7 @@ impl ToSocketAddrs for Recorder {
 
 #[test]
 fn binds_and_connects_resolve_on_the_offload_pool() {
-    let rt = Runtime::builder().workers(2).build().unwrap();
+    let rt = common::runtime();
     let seen = Arc::new(Mutex::new(Vec::new()));
     let at = |addr: &str| Recorder {
         addr: addr.parse().unwrap(),

@@ -5,21 +5,21 @@
 //! while they are. No timing bound: a stalled worker shows as a wait that never ends, cut by
 //! [`HANG_GUARD`] with a message saying so.
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use moria_runtime::{blocking, spawn, Runtime, ShutdownToken};
+use moria_runtime::{blocking, spawn, ShutdownToken};
+
+use crate::common;
 
 /// How long a wait may last before the test calls it a stall (a failure, not a measurement).
 const HANG_GUARD: Duration = Duration::from_secs(10);
 
 #[test]
 fn echo_connections_keep_answering_while_blocking_calls_hold_their_threads() {
-    Runtime::builder().workers(2).build().expect("runtime");
+    common::runtime();
     let token = ShutdownToken::new();
     let addr = common::echo_server(token.clone());
 
