@@ -5,8 +5,8 @@
 //! The engine's per-socket read timeout arms a timer for every wait and cancels it when the
 //! bytes come: a clock read, a lock, a map lookup, a reference count and an allocation, on
 //! lists shared with the socket's event loop. On 8 workers that was 2.9% of a keep-alive
-//! server's CPU (bench/README.md, "Eight workers: per-worker pools"). Here a wait costs a store
-//! on the socket's own waiter:
+//! server's CPU (bench/results/2026-12-01-eight-workers-per-worker-pools.md). Here a wait
+//! costs a store on the socket's own waiter:
 //!
 //! - a socket that waits this way gets one [`Waiter`] for its life: its waker and its deadline
 //!   (milliseconds on a process clock; 0 while it is not waiting);
