@@ -16,7 +16,7 @@ pub const ADDED_AT_REQUEST: &str = "Additional fortune added at request time.";
 pub const STANDARD: [&str; 12] = [
     "fortune: No such file or directory",
     "A computer scientist is someone who fixes things that aren't broken.",
-    "After enough decimal points, nobody gives a damn.",
+    "After enough decimal places, nobody gives a damn.",
     "A bad random number generator: 1, 1, 1, 1, 1, 4.33e+67, 1, 1, 1",
     "A computer program does what you tell it to do, not what you want it to do.",
     "Emacs is a nice operating system, but I prefer UNIX. — Tom Christaensen",
