@@ -4,7 +4,8 @@
 //! A test binary of its own: it holds 10,000 descriptors and keeps both workers busy, so in the
 //! shared `runtime` binary other tests' waits would depend on it. Run beside the UDP and Unix
 //! socket tests in one process (`runtime --test-threads=8 net_ten_thousand net_udp_unix` with
-//! this file as a module), it hung in about half the runs: see runtime/README.md, "Tests".
+//! this file as a module), it hung in about half the runs until dropped Unix sockets left the
+//! engine's epoll before closing their descriptors: see runtime/README.md, "Tests".
 
 use std::io::Write;
 use std::sync::Arc;

@@ -7,7 +7,7 @@
 //! | `mod.rs` | [`in_fiber`], [`resume_on_worker`] (the hop back from the timer thread), timeout conversion |
 //! | [`coroutine`] | fiber spawn (`Builder`, `JoinHandle`), `yield_now`, `sleep`, the current fiber's name, `LocalKey` |
 //! | [`setup`] | applying the validated configuration to the scheduler (once, from `config`) |
-//! | [`io`] | the socket types and the readiness traits the `net` module builds on |
+//! | [`io`] | the socket types and the readiness traits the `net` module builds on; `Registered`, which drops a `CoIo` out of the engine's epoll before closing its descriptor |
 //! | [`sync`] | the parking primitives under `crate::sync` and the offload pool's `Blocker` |
 //!
 //! Types are re-exported as they are, never wrapped: the socket read/write paths call the engine

@@ -1,7 +1,7 @@
 //! A thin owner of one epoll instance (the parking lot's shards each have one).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 /// One epoll instance, closed on drop.
 #[derive(Debug)]
@@ -89,5 +89,11 @@ impl Epoll {
 impl AsRawFd for Epoll {
     fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+}
+
+impl IntoRawFd for Epoll {
+    fn into_raw_fd(self) -> RawFd {
+        self.fd.into_raw_fd()
     }
 }

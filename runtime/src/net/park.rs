@@ -47,7 +47,7 @@ use parking_lot::Mutex;
 
 use super::epoll::{Epoll, Event, Guess, NO_EVENT};
 use crate::counters::SOCKETS_PARKED;
-use crate::engine::io::{CoIo, WaitIo};
+use crate::engine::io::{CoIo, Registered, WaitIo};
 use crate::fiber::Builder as FiberBuilder;
 use crate::{config, wake_timer};
 
@@ -93,7 +93,7 @@ struct Lot<T> {
 }
 
 struct Shard<T> {
-    epoll: CoIo<Epoll>,
+    epoll: Registered<CoIo<Epoll>>,
     state: Mutex<State<T>>,
 }
 
@@ -120,7 +120,7 @@ impl<T: Parkable> ParkingLot<T> {
         let shards = (0..shards)
             .map(|_| {
                 Ok(Shard {
-                    epoll: CoIo::new(Epoll::new()?).map_err(io::Error::from)?,
+                    epoll: Registered::new(CoIo::new(Epoll::new()?).map_err(io::Error::from)?),
                     state: Mutex::new(State {
                         slots: Vec::new(),
                         free: Vec::new(),

@@ -11,14 +11,14 @@ use super::accept::accept_loop;
 use super::delegate::forward_io;
 use super::tcp::adopt;
 use super::timeouts::{lazy_timeout_io, timeouts, Timeouts};
-use crate::engine::io::CoIo;
+use crate::engine::io::{CoIo, Registered};
 use crate::shutdown::ShutdownToken;
 use crate::time::Deadline;
 use crate::{config, engine};
 
 /// A listening Unix-domain socket.
 pub struct UnixListener {
-    inner: CoIo<std::os::unix::net::UnixListener>,
+    inner: Registered<CoIo<std::os::unix::net::UnixListener>>,
 }
 
 impl std::fmt::Debug for UnixListener {
@@ -35,7 +35,9 @@ impl UnixListener {
         config::ensure();
         let std_listener = std::os::unix::net::UnixListener::bind(path)?;
         let inner = CoIo::new(std_listener).map_err(io::Error::from)?;
-        Ok(UnixListener { inner })
+        Ok(UnixListener {
+            inner: Registered::new(inner),
+        })
     }
 
     /// Waits for the next connection.
@@ -63,7 +65,7 @@ impl UnixListener {
         deadline: Option<Deadline>,
         token: Option<&ShutdownToken>,
     ) -> io::Result<Option<(UnixStream, SocketAddr)>> {
-        let listener = &self.inner;
+        let listener = &*self.inner;
         let try_accept = || {
             let (s, addr) = listener.inner().accept()?;
             // SAFETY: the descriptor comes from a stream we own and hand over entirely.
@@ -82,14 +84,14 @@ impl UnixListener {
 /// A connected Unix-domain stream; `Read + Write`.
 #[derive(Debug)]
 pub struct UnixStream {
-    inner: engine::io::UnixStream,
+    inner: Registered<engine::io::UnixStream>,
     timeouts: Timeouts,
 }
 
 impl UnixStream {
     fn adopted(inner: engine::io::UnixStream) -> Self {
         UnixStream {
-            inner,
+            inner: Registered::new(inner),
             timeouts: Timeouts::default(),
         }
     }
@@ -123,7 +125,7 @@ impl UnixStream {
     /// Splits into two handles with their own descriptors: one to read, one to write.
     pub fn split(self) -> io::Result<(UnixStream, UnixStream)> {
         let writer = UnixStream {
-            inner: self.inner.try_clone()?,
+            inner: Registered::new(self.inner.try_clone()?),
             timeouts: self.timeouts.duplicate(),
         };
         Ok((self, writer))

@@ -1,6 +1,7 @@
 //! UDP and Unix-domain sockets in fibers.
 
 use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, RawFd};
 
 use moria_runtime::net::{UdpSocket, UnixListener, UnixStream};
 use moria_runtime::spawn;
@@ -87,4 +88,63 @@ fn unix_accept_times_out_and_stops_on_shutdown() {
     });
     token.trigger();
     assert_eq!(fiber.join().unwrap(), (std::io::ErrorKind::TimedOut, true));
+}
+
+/// The engine registers a socket in a worker's epoll set by descriptor number and takes it out
+/// by number. Dropping a Unix socket must take it out before closing the descriptor: in the other
+/// order the number, once closed, can go to a socket another fiber opens at that moment, whose
+/// fresh registration the late removal then deletes; that fiber's next wait never ends (the hang
+/// of `net_ten_thousand_sockets` run beside these tests). That window is too short to hit on
+/// demand, but the order shows for certain while a duplicate (`split`) keeps the socket open:
+/// closing the number leaves its registration behind, and removing it by number afterwards
+/// finds nothing.
+#[test]
+fn dropping_a_unix_socket_takes_it_out_of_epoll_before_closing_it() {
+    common::runtime();
+    let (a, _b) = UnixStream::pair().unwrap();
+    let (reader, _writer) = a.split().unwrap();
+    let fd = reader.as_raw_fd();
+    let socket = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+    let inode = socket_inode(&socket.to_string_lossy());
+    assert_eq!(epoll_registrations(fd, inode), 1, "registered while open");
+    drop(reader);
+    assert_eq!(
+        epoll_registrations(fd, inode),
+        0,
+        "a registration outlived the descriptor {fd}"
+    );
+}
+
+/// The inode number in a socket's `/proc/self/fd` link, `socket:[N]`.
+fn socket_inode(link: &str) -> u64 {
+    link.strip_prefix("socket:[")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("not a socket: {link}"))
+}
+
+/// How many epoll instances in this process hold a registration for descriptor `fd` of the
+/// socket `inode` (their `/proc/self/fdinfo` lists each as `tfd: FD ... ino:HEX`).
+fn epoll_registrations(fd: RawFd, inode: u64) -> usize {
+    let entries = std::fs::read_dir("/proc/self/fd").unwrap();
+    let wanted_ino = format!("ino:{inode:x}");
+    entries
+        .flatten()
+        .filter(|e| {
+            std::fs::read_link(e.path()).is_ok_and(|l| l.to_string_lossy().contains("eventpoll"))
+        })
+        .filter_map(|e| {
+            std::fs::read_to_string(format!("/proc/self/fdinfo/{}", e.file_name().to_str()?)).ok()
+        })
+        .map(|info| {
+            info.lines()
+                .filter(|line| {
+                    let mut words = line.split_whitespace();
+                    words.next() == Some("tfd:")
+                        && words.next() == Some(fd.to_string().as_str())
+                        && line.split_whitespace().any(|w| w == wanted_ino)
+                })
+                .count()
+        })
+        .sum()
 }
