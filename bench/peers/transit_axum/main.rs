@@ -3,7 +3,8 @@
 //! `String` fields per row, `HashMap<String, Vec<usize>>` indexes from route to trips and from
 //! trip to stop times, and a handler that builds a `Vec` of serde structs and returns
 //! `Json(...)`. Loads the GTFS directory, logs `loaded N trips and M stop times in X ms`, and
-//! only then binds (an open port means ready). Never part of the library.
+//! only then binds (an open port means ready) and logs `listening on ADDR`. Never part of the
+//! library.
 //!
 //! `cargo run --release -p moria-bench --bin peer_transit_axum -- --gtfs DIR --listen 127.0.0.1:8090 [--workers N]`
 
@@ -128,6 +129,9 @@ async fn serve(data: Arc<Data>, listen: &str) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .map_err(|e| format!("bind {listen}: {e}"))?;
+    if let Ok(addr) = listener.local_addr() {
+        eprintln!("listening on {addr}");
+    }
     axum::serve(listener, app)
         .await
         .map_err(|e| format!("serve: {e}"))
