@@ -66,7 +66,7 @@ status_kib() { awk -v f="$2:" '$1 == f {print $2}' "/proc/$1/status"; }
 
 # wrk CONNS ROUTES_FILE PORT -> "req/s p99_ms non2xx_and_errors"
 load() {
-  timeout $((SECS + 30)) taskset -c 1 wrk -t1 -c"$1" -d"${SECS}s" --latency -s "$LUA" \
+  timeout $((SECS + 30)) taskset -c 1 wrk -t1 -c"$1" -d"${SECS}s" --timeout 10s --latency -s "$LUA" \
     "http://127.0.0.1:$3/" -- "$2" | awk '
       function ms(v) { if (v ~ /us$/) return v / 1000; if (v ~ /ms$/) return v + 0; if (v ~ /s$/) return v * 1000; return v }
       /^ +99%/ { p99 = ms($2) }
