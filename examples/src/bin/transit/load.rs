@@ -45,9 +45,9 @@ pub fn load(dir: &Path) -> Result<Store, LoadError> {
         // Stop times of trips that trips.txt does not list are never served.
         let Some(key) = last.1 else { continue };
         let row = StopTime {
-            stop_id: stops.intern(&mut b, stop)?,
-            arrival: stops.intern(&mut b, arrival)?,
-            departure: stops.intern(&mut b, departure)?,
+            stop_id: stops.intern_stop(&mut b, stop)?,
+            arrival: stops.intern_time(&mut b, arrival)?,
+            departure: stops.intern_time(&mut b, departure)?,
         };
         b.add_stop_time(key, row);
     }
@@ -134,6 +134,18 @@ impl<const N: usize> Table<N> {
     /// The id of `raw` in `b`; an error at the current row when it is not UTF-8.
     fn intern(&self, b: &mut Builder, raw: &[u8]) -> Result<u32, LoadError> {
         b.intern(raw)
+            .map_err(|e| self.error(self.line(), &format!("not UTF-8: {e}")))
+    }
+
+    /// The id of time `raw` in `b`; an error at the current row when it is not UTF-8.
+    fn intern_time(&self, b: &mut Builder, raw: &[u8]) -> Result<u32, LoadError> {
+        b.intern_time(raw)
+            .map_err(|e| self.error(self.line(), &format!("not UTF-8: {e}")))
+    }
+
+    /// The id of stop id `raw` in `b`; an error at the current row when it is not UTF-8.
+    fn intern_stop(&self, b: &mut Builder, raw: &[u8]) -> Result<u32, LoadError> {
+        b.intern_stop(raw)
             .map_err(|e| self.error(self.line(), &format!("not UTF-8: {e}")))
     }
 

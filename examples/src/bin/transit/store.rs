@@ -9,8 +9,11 @@ use hashbrown::HashMap;
 /// A string's id in the [`Store`]'s string table.
 pub type StrId = u32;
 
-/// No trip key assigned yet.
+/// No trip key assigned yet (or no string for a time yet).
 const NONE: u32 = u32::MAX;
+
+/// Slots of the time table: `HH:MM:SS` with any two-digit hour.
+const TIME_SLOTS: usize = 100 * 3600;
 
 /// One trip: its three strings and the key of its stop times.
 #[derive(Debug, Clone, Copy)]
@@ -53,8 +56,8 @@ pub struct Store {
     routes: Vec<Route>,
     /// Grouped by route in `routes` order; file order within a route.
     trips: Vec<Trip>,
-    /// Trip key `k`'s stop times: `stops[offsets[k]..offsets[k + 1]]`.
-    offsets: Vec<u32>,
+    /// Trip key `k`'s stop times: `stops[ranges[k].0..ranges[k].1]`.
+    ranges: Vec<(u32, u32)>,
     /// Grouped by trip key; file order within a trip.
     stops: Vec<StopTime>,
 }
@@ -76,8 +79,8 @@ impl Store {
 
     /// The stop times of `trip` in file order.
     pub fn stop_times(&self, trip: &Trip) -> &[StopTime] {
-        let k = trip.key as usize;
-        &self.stops[self.offsets[k] as usize..self.offsets[k + 1] as usize]
+        let (start, end) = self.ranges[trip.key as usize];
+        &self.stops[start as usize..end as usize]
     }
 
     /// String `id` as a JSON literal (quoted and escaped).
@@ -109,8 +112,13 @@ pub struct Builder {
     /// String id → trip key (`NONE` for strings that are no trip id).
     key_of: Vec<u32>,
     keys: u32,
-    stop_keys: Vec<u32>,
+    /// Runs of consecutive stop times of one trip: `(key, first row)`.
+    runs: Vec<(u32, u32)>,
     stops: Vec<StopTime>,
+    /// Seconds → string id of `HH:MM:SS` times: most time fields skip the hash map.
+    times: Vec<u32>,
+    /// Short stop ids only, keys inline (no pointer to follow): consulted before `ids`.
+    stop_ids: HashMap<ShortKey, StrId>,
 }
 
 impl Builder {
@@ -125,6 +133,37 @@ impl Builder {
         let id = self.ends.len() as StrId;
         self.ends.push(self.text.len() as u32);
         self.ids.insert(raw.into(), id);
+        Ok(id)
+    }
+
+    /// The id of time `raw`: a table lookup for the usual `HH:MM:SS`, else [`Builder::intern`].
+    pub fn intern_time(&mut self, raw: &[u8]) -> Result<StrId, Utf8Error> {
+        let Some(slot) = seconds(raw) else {
+            return self.intern(raw);
+        };
+        if self.times.is_empty() {
+            self.times = vec![NONE; TIME_SLOTS];
+        }
+        match self.times[slot] {
+            NONE => {
+                let id = self.intern(raw)?;
+                self.times[slot] = id;
+                Ok(id)
+            }
+            id => Ok(id),
+        }
+    }
+
+    /// The id of stop id `raw`, through the stop ids' own map when it is short.
+    pub fn intern_stop(&mut self, raw: &[u8]) -> Result<StrId, Utf8Error> {
+        let Some(key) = ShortKey::new(raw) else {
+            return self.intern(raw);
+        };
+        if let Some(&id) = self.stop_ids.get(&key) {
+            return Ok(id);
+        }
+        let id = self.intern(raw)?;
+        self.stop_ids.insert(key, id);
         Ok(id)
     }
 
@@ -154,7 +193,9 @@ impl Builder {
 
     /// Adds a stop time of the trip with key `key` (in file order).
     pub fn add_stop_time(&mut self, key: u32, stop: StopTime) {
-        self.stop_keys.push(key);
+        if self.runs.last().is_none_or(|&(k, _)| k != key) {
+            self.runs.push((key, self.stops.len() as u32));
+        }
         self.stops.push(stop);
     }
 
@@ -166,7 +207,7 @@ impl Builder {
             ids,
             trips,
             keys,
-            stop_keys,
+            runs,
             stops,
             ..
         } = self;
@@ -191,19 +232,87 @@ impl Builder {
             .zip(route_ends)
             .map(|((name, _), end)| Route { name, end })
             .collect();
-        let (stops, key_ends) = group(&stops, &stop_keys, keys as usize);
-        let mut offsets = Vec::with_capacity(key_ends.len() + 1);
-        offsets.push(0);
-        offsets.extend(key_ends);
+        let (stops, ranges) = by_trip(stops, runs, keys as usize);
         Store {
             text,
             ends,
             routes,
             trips,
-            offsets,
+            ranges,
             stops,
         }
     }
+}
+
+/// A string of up to 15 bytes held inline, zero-padded, with its length.
+#[derive(Hash, PartialEq, Eq)]
+struct ShortKey([u8; 16]);
+
+impl ShortKey {
+    /// `raw` inline; `None` when it is longer than 15 bytes.
+    fn new(raw: &[u8]) -> Option<ShortKey> {
+        let mut key = [0; 16];
+        key.get_mut(..raw.len())?.copy_from_slice(raw);
+        key[15] = u8::try_from(raw.len()).ok().filter(|&n| n < 16)?;
+        Some(ShortKey(key))
+    }
+}
+
+/// Each trip key's range of `stops`, given the runs of rows of one key: the rows stay where
+/// they are when each key has one run (the file is grouped by trip, as usual); otherwise they
+/// are copied in key order, runs of one key in file order.
+fn by_trip(
+    stops: Vec<StopTime>,
+    runs: Vec<(u32, u32)>,
+    keys: usize,
+) -> (Vec<StopTime>, Vec<(u32, u32)>) {
+    let end = |i: usize| runs.get(i + 1).map_or(stops.len() as u32, |r| r.1);
+    let mut ranges = vec![(0, 0); keys];
+    let mut grouped = true;
+    for (i, &(key, start)) in runs.iter().enumerate() {
+        let r = &mut ranges[key as usize];
+        // A run is never empty: a non-empty range means the key was seen before.
+        if r.1 > r.0 {
+            grouped = false;
+            break;
+        }
+        *r = (start, end(i));
+    }
+    if grouped {
+        return (stops, ranges);
+    }
+    let mut order: Vec<(u32, u32, u32)> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, &(key, start))| (key, start, end(i)))
+        .collect();
+    order.sort_by_key(|r| r.0);
+    let mut out = Vec::with_capacity(stops.len());
+    ranges.fill((0, 0));
+    for (key, start, end) in order {
+        let r = &mut ranges[key as usize];
+        if r.1 == r.0 {
+            r.0 = out.len() as u32;
+        }
+        out.extend_from_slice(&stops[start as usize..end as usize]);
+        r.1 = out.len() as u32;
+    }
+    (out, ranges)
+}
+
+/// `HH:MM:SS` (two-digit fields, minutes and seconds below 60) as seconds; `None` for any
+/// other text, so that each slot stands for one spelling.
+fn seconds(raw: &[u8]) -> Option<usize> {
+    let &[h1, h2, b':', m1, m2, b':', s1, s2] = raw else {
+        return None;
+    };
+    let d = |c: u8| c.is_ascii_digit().then(|| usize::from(c - b'0'));
+    let (h, m, s) = (
+        d(h1)? * 10 + d(h2)?,
+        d(m1)? * 10 + d(m2)?,
+        d(s1)? * 10 + d(s2)?,
+    );
+    (m < 60 && s < 60).then_some(h * 3600 + m * 60 + s)
 }
 
 /// Stable counting sort of `items` into `groups` groups, item `i` going to group `of[i]`;
