@@ -17,17 +17,21 @@
 //! |---|---|
 //! | `args` | the command line |
 //! | `load` | CSV to store: columns by name, streamed, errors with file and line |
-//! | `store` | interned strings, `u32` ids, trips by route, stop times by trip |
+//! | `store` | the timetable: trips by route, stop times by trip, `u32` ids |
+//! | `strings` | interned strings, each kept once as its JSON literal |
+//! | `group` | grouping rows without hashing |
 //! | `json` | the response body, written into the response buffer |
 //! | `routes` | the router |
 //! | `rss` | resident memory, for the start-up line |
 
 mod args;
+mod group;
 mod json;
 mod load;
 mod routes;
 mod rss;
 mod store;
+mod strings;
 
 use std::sync::Arc;
 use std::time::Instant;
