@@ -206,17 +206,28 @@ fn json_reply(r: &Reply) {
 
 #[test]
 fn schedules_match_a_naive_join() {
-    check_set(false);
-    check_set(true);
+    check_set(false, None);
+    check_set(true, None);
 }
 
-/// Starts the example on a generated set and checks every route, an unknown one and gzip.
-fn check_set(interleave: bool) {
+#[test]
+fn streamed_schedules_match_a_naive_join() {
+    // Every body over 2 KB streamed: most routes here.
+    check_set(true, Some("2000"));
+}
+
+/// Starts the example on a generated set (with `--stream-over`, if given) and checks every
+/// route, an unknown one and gzip.
+fn check_set(interleave: bool, stream_over: Option<&str>) {
     let dir = tempfile::tempdir().unwrap();
     let (trips, stops) = generate(interleave);
     write(dir.path(), &trips, &stops);
     let gtfs = dir.path().to_str().unwrap();
-    let app = start(BIN, &["--gtfs", gtfs, "--listen", "127.0.0.1:0"], &[]);
+    let mut args = vec!["--gtfs", gtfs, "--listen", "127.0.0.1:0"];
+    if let Some(n) = stream_over {
+        args.extend(["--stream-over", n]);
+    }
+    let app = start(BIN, &args, &[]);
     let mut c = Conn::open(app.addr);
     let mut routes: Vec<&str> = trips.iter().map(|t| t.route_id.as_str()).collect();
     routes.dedup();
@@ -261,6 +272,10 @@ fn check_set(interleave: bool) {
         .unwrap();
     assert_eq!(plain, expected(&trips, &stops, route));
     assert!(r.body.len() < plain.len());
+    if stream_over.is_some() {
+        assert!(plain.len() > 2000);
+        assert!(r.all("content-length").is_empty(), "{:?}", r.headers);
+    }
 }
 
 /// Runs the binary on `dir` and returns its log; it must fail without a panic.

@@ -17,4 +17,7 @@ pub struct Args {
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     pub workers: Option<usize>,
+    /// Bodies larger than this many bytes are streamed instead of written whole.
+    #[arg(long, env = "MORIA_STREAM_OVER", default_value_t = 1 << 20)]
+    pub stream_over: usize,
 }

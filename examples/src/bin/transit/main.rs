@@ -3,10 +3,13 @@
 //! as JSON.
 //!
 //! ```text
-//! transit --gtfs DIR --listen 127.0.0.1:8080 [--workers N]
+//! transit --gtfs DIR --listen 127.0.0.1:8080 [--workers N] [--stream-over BYTES]
 //! curl http://127.0.0.1:8080/schedules/Red
 //! curl --compressed http://127.0.0.1:8080/schedules/Red     # gzip when asked
 //! ```
+//!
+//! Bodies over `--stream-over` bytes (default 1 MiB) are streamed a few trips at a time rather
+//! than written whole, so big routes under many connections cost little memory.
 //!
 //! The data is loaded on the offload pool before the port is bound (an open port means ready);
 //! the log then says `loaded N trips and M stop times in X ms, RSS Y MiB`. A bad file is an error
@@ -22,7 +25,7 @@
 //! | `group` | grouping rows without hashing |
 //! | `json` | the response body, written into the response buffer |
 //! | `routes` | the router |
-//! | `rss` | resident memory, for the start-up line |
+//! | `rss` | resident memory, for the start-up line; the load's garbage handed back |
 
 mod args;
 mod group;
@@ -55,6 +58,7 @@ fn run(args: Args) -> Result<(), BoxError> {
         .run(move || blocking(move || load::load(&dir)))
         .map_err(|e| format!("start-up fiber failed: {e}"))?
         .map_err(|e| format!("offload pool failed: {e}"))??;
+    rss::return_free_memory();
     let rss = rss::resident_bytes().map_or_else(|| "unknown".into(), |b| format!("{}", b / MIB));
     log::info!(
         "loaded {} trips and {} stop times in {} ms, RSS {rss} MiB",
@@ -67,7 +71,7 @@ fn run(args: Args) -> Result<(), BoxError> {
         .listen(args.listen.as_str())
         .compression(Some(Compression::default()))
         .shutdown_token(shutdown::global().clone())
-        .start(routes::router(Arc::new(store)))?;
+        .start(routes::router(Arc::new(store), args.stream_over))?;
     log::info!(
         "listening on http://{} ({workers} workers)",
         server.local_addr()

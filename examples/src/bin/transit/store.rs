@@ -2,6 +2,7 @@
 //! grouped by route and stop times grouped by trip so each lookup is a contiguous slice (a
 //! binary search over the routes, a range per trip).
 
+use std::ops::Range;
 use std::str::Utf8Error;
 
 use crate::group::{by_trip, group};
@@ -55,18 +56,23 @@ pub struct Store {
 }
 
 impl Store {
-    /// The trips of `route_id` in file order (empty for an unknown route).
-    pub fn route(&self, route_id: &str) -> &[Trip] {
+    /// Where the trips of `route_id` are in [`Store::trips`] (empty for an unknown route).
+    pub fn route(&self, route_id: &str) -> Range<usize> {
         match self
             .routes
             .binary_search_by(|r| r.name.as_ref().cmp(route_id))
         {
             Ok(i) => {
                 let start = if i == 0 { 0 } else { self.routes[i - 1].end };
-                &self.trips[start as usize..self.routes[i].end as usize]
+                start as usize..self.routes[i].end as usize
             }
-            Err(_) => &[],
+            Err(_) => 0..0,
         }
+    }
+
+    /// The trips in `range` (of [`Store::route`]): one route's, in file order.
+    pub fn trips(&self, range: Range<usize>) -> &[Trip] {
+        &self.trips[range]
     }
 
     /// The stop times of `trip` in file order.
