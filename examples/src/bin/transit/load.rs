@@ -5,16 +5,15 @@
 //! The `csv` crate is the parser; Moria's own streams were not measured against it.
 
 use std::fs::File;
-use std::io::BufReader;
 use std::path::{Path, PathBuf};
 
 use csv::{ByteRecord, Reader, ReaderBuilder};
 
 use crate::store::{Builder, StopTime, Store};
 
-/// Columns trips.txt must have, in the order [`Columns`] returns them.
+/// Columns trips.txt must have, in the order [`Table::fields`] returns them.
 const TRIP_COLUMNS: [&str; 3] = ["route_id", "service_id", "trip_id"];
-/// Columns stop_times.txt must have, in the order [`Columns`] returns them.
+/// Columns stop_times.txt must have, in the order [`Table::fields`] returns them.
 const STOP_TIME_COLUMNS: [&str; 4] = ["trip_id", "stop_id", "arrival_time", "departure_time"];
 
 /// Reader buffer: large reads for a 100 MB file.
@@ -57,7 +56,7 @@ pub fn load(dir: &Path) -> Result<Store, LoadError> {
 /// One CSV file being read: the reader, the reused record and where the wanted columns are.
 struct Table<const N: usize> {
     path: PathBuf,
-    reader: Reader<BufReader<File>>,
+    reader: Reader<File>,
     record: ByteRecord,
     columns: [usize; N],
     names: &'static [&'static str; N],
@@ -69,7 +68,8 @@ impl<const N: usize> Table<N> {
         let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut reader = ReaderBuilder::new()
             .flexible(true)
-            .from_reader(BufReader::with_capacity(BUF_SIZE, file));
+            .buffer_capacity(BUF_SIZE)
+            .from_reader(file);
         let header = reader
             .byte_headers()
             .map_err(|e| format!("{}: line 1: {e}", path.display()))?
