@@ -5,5 +5,6 @@ mod common;
 
 mod mutual_tls;
 mod techempower;
+mod transit;
 mod tunnel;
 mod wget_fileserver;

@@ -152,11 +152,17 @@ impl Conn {
 
     /// Sends `GET target` and reads the answer with moria-http's response decoder.
     pub fn get(&mut self, target: &str) -> Reply {
-        write!(
-            self.reader.get_mut(),
-            "GET {target} HTTP/1.1\r\nHost: localhost\r\n\r\n"
-        )
-        .unwrap();
+        self.get_with(target, &[])
+    }
+
+    /// Sends `GET target` with extra header fields and reads the answer.
+    pub fn get_with(&mut self, target: &str, fields: &[(&str, &str)]) -> Reply {
+        let mut head = format!("GET {target} HTTP/1.1\r\nHost: localhost\r\n");
+        for (name, value) in fields {
+            head.push_str(&format!("{name}: {value}\r\n"));
+        }
+        head.push_str("\r\n");
+        self.reader.get_mut().write_all(head.as_bytes()).unwrap();
         let r = read_response(&mut self.reader, false, MAX_BODY).expect("a response");
         let headers = r
             .headers
