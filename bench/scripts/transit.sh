@@ -90,7 +90,7 @@ measure() { # server run
     kill -0 $pid 2>/dev/null || { echo "$s exited before listening:" >&2; cat "$log" >&2; exit 1; }
     sleep 0.05
   done
-  local row=("load_ms $(sed -n 's/^loaded .* in \([0-9.]*\) ms$/\1/p' "$log" | head -1)")
+  local row=("load_ms $(sed -n 's/.*loaded .* in \([0-9.]*\) ms.*/\1/p' "$log" | head -1)")
   row+=("rss_mib $(kib_to_mib "$(status_kib $pid VmRSS)")")
   for route in $(head -1 "$DATA/routes_heavy.txt") nonexistent-route; do
     curl -s "http://127.0.0.1:$port/schedules/$route" | sha256sum | cut -c1-16 >>"$DATA/answers-$s-$run"
