@@ -4,6 +4,7 @@
 # --list). See bench/README.md, "Benchmarking".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -q -p moria-examples --bin techempower --bin fileserver
-cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp --bin peer_hyper_tfb
+cargo build --release -q -p moria-examples --bin techempower --bin fileserver --bin transit
+cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp --bin peer_hyper_tfb \
+  --bin peer_transit_axum --bin gtfs_gen
 exec target/release/compare "$@"

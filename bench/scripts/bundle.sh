@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Bundles `compare` for a machine with no package registry and no Rust toolchain (a quiet
-# many-core box): the release binaries, wrk's pipelining script, and wrk, siege, nginx and curl
+# many-core box): the release binaries, wrk's pipelining and transit scripts, and wrk, siege, nginx and curl
 # with every shared library they and the binaries load except the C library's own, which the
 # other machine provides (it must be glibc at least as new as this one's).
 #
@@ -11,17 +11,18 @@
 set -euo pipefail
 DIR=${1:?usage: bundle.sh DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BINS=(compare fileserver hello peer_minihttp)
+BINS=(compare fileserver hello peer_minihttp transit peer_transit_axum gtfs_gen)
 TOOLS=(wrk siege nginx curl)
 for t in "${TOOLS[@]}"; do
   command -v "$t" >/dev/null || { echo "bundle.sh: $t missing (apt-get install -y ${t/nginx/nginx-light})" >&2; exit 1; }
 done
-(cd "$ROOT" && cargo build --release -q -p moria-examples --bin fileserver &&
-  cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp)
+(cd "$ROOT" && cargo build --release -q -p moria-examples --bin fileserver --bin transit &&
+  cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp \
+    --bin peer_transit_axum --bin gtfs_gen)
 rm -rf "$DIR"
 mkdir -p "$DIR/bin" "$DIR/lib"
 for b in "${BINS[@]}"; do cp "$ROOT/target/release/$b" "$DIR/bin/"; done
-cp "$ROOT/bench/scripts/pipeline.lua" "$DIR/bin/"
+cp "$ROOT/bench/scripts/pipeline.lua" "$ROOT/bench/scripts/transit_mix.lua" "$DIR/bin/"
 for t in "${TOOLS[@]}"; do cp "$(command -v "$t")" "$DIR/bin/"; done
 # Every resolved library but glibc's (libc, libm, libpthread, libdl, librt, libresolv, libanl, libutil, the loader).
 for f in "$DIR"/bin/*; do [ "${f##*.}" = lua ] || ldd "$f"; done |

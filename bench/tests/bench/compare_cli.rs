@@ -36,6 +36,10 @@ fn lists_every_scenario() {
         "static-https-c500",
         "static-https-siege",
         "bigfile-http",
+        "transit-small-c1",
+        "transit-small-c10",
+        "transit-small-c50",
+        "transit-heavy-c50",
         "idle-http",
         "idle-https",
     ] {

@@ -1,5 +1,6 @@
-//! The load generators: wrk (keep-alive, optionally pipelined) and siege (connection close),
-//! each pinned to the load CPUs, bounded by `timeout`, and their output parsed.
+//! The load generators: wrk (keep-alive, optionally pipelined, or drawing transit routes from a
+//! mix) and siege (connection close), each pinned to the load CPUs, bounded by `timeout`, and
+//! their output parsed.
 
 use std::path::Path;
 use std::process::Command;
@@ -37,6 +38,14 @@ pub enum Load {
         /// Requests per write (1: no pipelining).
         depth: u32,
     },
+    /// wrk with `conns` keep-alive connections, each request `GET /schedules/ROUTE` with ROUTE
+    /// drawn from the feed's `routes_MIX.txt` (bench/scripts/transit_mix.lua).
+    Routes {
+        /// Connections.
+        conns: u32,
+        /// The mix: `small` or `heavy`.
+        mix: &'static str,
+    },
     /// `siege -b -c conns -r reps`, one connection per request (siege's `connection = close`).
     Siege {
         /// Simulated users.
@@ -58,6 +67,7 @@ impl Load {
         match self {
             Load::Wrk { conns, depth: 1 } => format!("wrk c{conns}"),
             Load::Wrk { conns, depth } => format!("wrk c{conns} ×{depth}"),
+            Load::Routes { conns, mix } => format!("wrk c{conns} {mix} mix"),
             Load::Siege { conns, reps } => format!("siege -b c{conns} r{reps}"),
             Load::Idle { conns } => format!("{conns} idle conns"),
         }
@@ -74,6 +84,10 @@ pub struct Generator<'a> {
     pub pipeline_lua: &'a Path,
     /// The siege configuration file.
     pub siegerc: &'a Path,
+    /// The transit mixes' script (bench/scripts/transit_mix.lua).
+    pub transit_lua: &'a Path,
+    /// The generated GTFS feed, holding `routes_small.txt` and `routes_heavy.txt`.
+    pub gtfs: &'a Path,
 }
 
 /// Longest any single run may take beyond its nominal duration before it is killed.
@@ -92,27 +106,39 @@ impl Generator<'_> {
         c
     }
 
+    /// wrk with `conns` connections for `secs` seconds, then `script`'s arguments (none: no
+    /// script).
+    fn wrk(&self, conns: u32, secs: u64, url: &str, script: Option<(&Path, String)>) -> Command {
+        let mut c = self.command(Duration::from_secs(secs) + GRACE, "wrk");
+        let threads = self.threads.min(conns as usize).max(1);
+        c.arg(format!("-t{threads}"))
+            .arg(format!("-c{conns}"))
+            .arg(format!("-d{secs}s"))
+            .arg("--timeout")
+            .arg("5s")
+            .arg("--latency");
+        if let Some((lua, _)) = &script {
+            c.arg("-s").arg(lua);
+        }
+        c.arg(url);
+        if let Some((_, arg)) = script {
+            c.arg("--").arg(arg);
+        }
+        c
+    }
+
     /// Runs `load` against `url` for `secs` seconds (wrk) and parses the result; `Err` says
     /// why there is none (killed, unparsable output).
     pub fn run(&self, load: &Load, url: &str, secs: u64) -> Result<Measured, String> {
         let (mut cmd, is_wrk) = match load {
             Load::Wrk { conns, depth } => {
-                let mut c = self.command(Duration::from_secs(secs) + GRACE, "wrk");
-                let threads = self.threads.min(*conns as usize).max(1);
-                c.arg(format!("-t{threads}"))
-                    .arg(format!("-c{conns}"))
-                    .arg(format!("-d{secs}s"))
-                    .arg("--timeout")
-                    .arg("5s")
-                    .arg("--latency");
-                if *depth > 1 {
-                    c.arg("-s").arg(self.pipeline_lua);
-                }
-                c.arg(url);
-                if *depth > 1 {
-                    c.arg("--").arg(depth.to_string());
-                }
-                (c, true)
+                let script = (*depth > 1).then(|| (self.pipeline_lua, depth.to_string()));
+                (self.wrk(*conns, secs, url, script), true)
+            }
+            Load::Routes { conns, mix } => {
+                let routes = self.gtfs.join(format!("routes_{mix}.txt"));
+                let script = Some((self.transit_lua, routes.display().to_string()));
+                (self.wrk(*conns, secs, url, script), true)
             }
             Load::Siege { conns, reps } => {
                 let mut c = self.command(Duration::from_secs(15), "siege");
@@ -296,5 +322,13 @@ Transfer/sec:     12.00MB
             "wrk c256 ×16"
         );
         assert_eq!(Load::Idle { conns: 2000 }.label(), "2000 idle conns");
+        assert_eq!(
+            Load::Routes {
+                conns: 50,
+                mix: "heavy"
+            }
+            .label(),
+            "wrk c50 heavy mix"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! compare: Moria against its peers on this machine, in one run — TFB's seven test types vs a
 //! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp, a static file
-//! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege, and the memory each idle
-//! keep-alive connection holds, Moria's file server beside nginx.
+//! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege, the transit-lang-cmp
+//! server vs an axum peer on a generated GTFS feed, and the memory each idle keep-alive
+//! connection holds, Moria's file server beside nginx.
 //!
 //! `bench/compare.sh [--quick] [--scenario NAME]…` builds the servers in release and runs this.
 //! Servers and load generator are pinned to different CPUs (when there are two or more), get
@@ -15,6 +16,7 @@
 //! |---|---|
 //! | `tools` | wrk, siege, nginx, curl, strace, PostgreSQL: found or installed (root) or the command printed |
 //! | `setup` | files, certificate, nginx and siege configuration, the throwaway PostgreSQL |
+//! | `gtfs` | the transit scenarios' feed, generated once by `gtfs_gen` |
 //! | `server` | which servers there are; starting, pinning, probing and stopping each |
 //! | `server_env` | what every server start needs (made by `setup`, read by `server`) |
 //! | `scenario` | the scenario list |
@@ -26,6 +28,7 @@
 //! | `machine` | the machine's description, load average, the open-file limit |
 //! | `report` | medians, the ratio table, the memory table |
 
+mod gtfs;
 mod idle;
 mod load;
 mod machine;
@@ -63,7 +66,9 @@ const MIN_FILE_SERVER_CONNS: usize = 16_384;
 
 /// Command-line flags.
 #[derive(Parser, Debug)]
-#[command(about = "Moria vs its peers: TFB, hello, static files; wrk and siege on loopback")]
+#[command(
+    about = "Moria vs its peers: TFB, hello, static files, transit; wrk and siege on loopback"
+)]
 struct Args {
     /// About a minute and a half: one 1-second run per server, no warm-up, small siege runs.
     #[arg(long)]
@@ -90,7 +95,7 @@ struct Args {
     /// Directory of the release binaries (default: this program's directory).
     #[arg(long)]
     bin: Option<PathBuf>,
-    /// Where the JSON goes.
+    /// Where the JSON goes (and the transit scenarios' GTFS feed, in `transit/`).
     #[arg(long, default_value = "target/bench")]
     out: PathBuf,
 }
@@ -238,20 +243,24 @@ fn bin_dir(arg: Option<PathBuf>) -> Result<PathBuf, String> {
     }
 }
 
-/// wrk's pipelining script: beside the binaries when they were bundled for another machine
-/// (`bench/scripts/bundle.sh`), else in this crate's `scripts/`.
-fn pipeline_lua(bin: &Path) -> PathBuf {
-    let bundled = bin.join("pipeline.lua");
+/// A wrk script (`pipeline.lua`, `transit_mix.lua`): beside the binaries when they were
+/// bundled for another machine (`bench/scripts/bundle.sh`), else in this crate's `scripts/`.
+fn wrk_script(bin: &Path, name: &str) -> PathBuf {
+    let bundled = bin.join(name);
     if bundled.is_file() {
         bundled
     } else {
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/pipeline.lua")
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("scripts")
+            .join(name)
     }
 }
 
-/// `Err` naming the first binary of `servers` missing from `bin`.
+/// `Err` naming the first binary of `servers` missing from `bin` (with `gtfs_gen` when one
+/// needs the GTFS feed).
 fn check_binaries(bin: &Path, servers: &[Server]) -> Result<(), String> {
-    for b in servers.iter().filter_map(|k| k.binary()) {
+    let gtfs_gen = servers.iter().any(|k| k.needs_gtfs()).then_some("gtfs_gen");
+    for b in servers.iter().filter_map(|k| k.binary()).chain(gtfs_gen) {
         if !bin.join(b).is_file() {
             return Err(format!(
                 "{} missing: run bench/compare.sh, which builds it",
@@ -376,15 +385,22 @@ fn run(args: Args) -> Result<(), String> {
             .output();
     }
     let max_conns = MIN_FILE_SERVER_CONNS.max(idle_conns as usize + 1024);
-    let env = setup.env(&bin, &cpus.server, cpus.workers, max_conns);
+    let mut env = setup.env(&bin, &cpus.server, cpus.workers, max_conns);
+    if servers.iter().any(|k| k.needs_gtfs()) {
+        env.gtfs = args.out.join("transit");
+        gtfs::ensure(&bin, &env.gtfs)?;
+    }
     // The idle rows' client runs in this process: on the load CPUs, like wrk.
     machine::pin_self(&cpus.load);
-    let lua = pipeline_lua(&bin);
+    let lua = wrk_script(&bin, "pipeline.lua");
+    let transit_lua = wrk_script(&bin, "transit_mix.lua");
     let gen = Generator {
         cpus: &cpus.load,
         threads: cpus.load_count,
         pipeline_lua: &lua,
         siegerc: &setup.siegerc,
+        transit_lua: &transit_lua,
+        gtfs: &env.gtfs,
     };
     eprintln!(
         "compare: {} scenarios, {runs} run(s) of {secs} s; servers on CPUs [{}] with {} worker(s), load on [{}]",

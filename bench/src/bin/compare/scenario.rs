@@ -1,6 +1,7 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
 //! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
-//! 1 GiB file, and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
+//! 1 GiB file, the transit server against the axum peer on the small and heavy route mixes,
+//! and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
 
 use serde::Serialize;
 
@@ -224,6 +225,25 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         load: Load::Wrk { conns: 2, depth: 1 },
         body_bytes: Some(BIG_SIZE),
     });
+    for (mix, conns, what) in [
+        ("small", 1, "transit schedules, small mix, one at a time"),
+        ("small", 10, "transit schedules, small mix"),
+        ("small", 50, "transit schedules, small mix"),
+        ("heavy", 50, "transit schedules, JSON-heavy mix"),
+    ] {
+        out.push(Scenario {
+            name: format!("transit-{mix}-c{conns}"),
+            what,
+            moria: Server::MoriaTransit,
+            peers: vec![Server::TransitAxum],
+            // The probe's target: an unknown route answers 200 `[]`; wrk's script draws the
+            // measured routes from the mix.
+            path: "/schedules/no-such-route".into(),
+            https: false,
+            load: Load::Routes { conns, mix },
+            body_bytes: None,
+        });
+    }
     for https in [false, true] {
         out.push(Scenario {
             name: format!("idle-{}", if https { "https" } else { "http" }),
@@ -280,6 +300,8 @@ mod tests {
         assert_eq!(http.len(), 1);
         assert!(!http[0].https);
         assert_eq!(select(all.clone(), &["static-http".into()]).len(), 6);
+        assert_eq!(select(all.clone(), &["transit".into()]).len(), 4);
+        assert_eq!(select(all.clone(), &["transit-small".into()]).len(), 3);
         assert_eq!(select(all.clone(), &[]).len(), all.len());
         assert!(select(all, &["nothing".into()]).is_empty());
     }

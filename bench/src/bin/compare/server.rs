@@ -9,7 +9,8 @@ use serde::Serialize;
 
 use crate::server_env::Env;
 
-/// How long a server may take to accept connections.
+/// How long a server may take to accept connections (the transit servers bind only after
+/// loading their feed, about a second in release).
 const START_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a server may take to exit after SIGTERM.
 const STOP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -29,6 +30,10 @@ pub enum Server {
     MoriaFiles,
     /// nginx with the configuration written by `setup`.
     Nginx,
+    /// examples/transit on the generated GTFS feed.
+    MoriaTransit,
+    /// bench/peers/transit_axum: the transit-lang-cmp Rust entry's design.
+    TransitAxum,
 }
 
 impl Server {
@@ -41,6 +46,8 @@ impl Server {
             Server::MoriaHello => "moria hello",
             Server::MoriaFiles => "moria fileserver",
             Server::Nginx => "nginx",
+            Server::MoriaTransit => "moria transit",
+            Server::TransitAxum => "axum transit peer",
         }
     }
 
@@ -53,12 +60,19 @@ impl Server {
             Server::MoriaHello => Some("hello"),
             Server::MoriaFiles => Some("fileserver"),
             Server::Nginx => None,
+            Server::MoriaTransit => Some("transit"),
+            Server::TransitAxum => Some("peer_transit_axum"),
         }
     }
 
     /// Whether it needs the PostgreSQL database.
     pub fn needs_db(self) -> bool {
         matches!(self, Server::MoriaTfb | Server::HyperTfb)
+    }
+
+    /// Whether it needs the generated GTFS feed.
+    pub fn needs_gtfs(self) -> bool {
+        matches!(self, Server::MoriaTransit | Server::TransitAxum)
     }
 }
 
@@ -95,12 +109,10 @@ impl Running {
         let workers = env.workers.to_string();
         let h = http.to_string();
         let program = |name: &str| env.bin.join(name).display().to_string();
-        // Every server but the file servers takes the same three flags.
-        let common = |name: &str, db: bool| {
+        // Every server but the file servers takes the same three flags, after its own `first`.
+        let common = |name: &str, first: &[&str]| {
             let mut v = vec![program(name)];
-            if db {
-                v.extend(["--db".into(), env.pg_url.clone()]);
-            }
+            v.extend(first.iter().map(|a| a.to_string()));
             v.extend([
                 "--listen".into(),
                 h.clone(),
@@ -109,11 +121,16 @@ impl Running {
             ]);
             v
         };
+        let db = ["--db", env.pg_url.as_str()];
+        let gtfs = env.gtfs.display().to_string();
+        let gtfs = ["--gtfs", gtfs.as_str()];
         let argv: Vec<String> = match kind {
-            Server::MoriaTfb => common("techempower", true),
-            Server::HyperTfb => common("peer_hyper_tfb", true),
-            Server::Minihttp => common("peer_minihttp", false),
-            Server::MoriaHello => common("hello", false),
+            Server::MoriaTfb => common("techempower", &db),
+            Server::HyperTfb => common("peer_hyper_tfb", &db),
+            Server::Minihttp => common("peer_minihttp", &[]),
+            Server::MoriaHello => common("hello", &[]),
+            Server::MoriaTransit => common("transit", &gtfs),
+            Server::TransitAxum => common("peer_transit_axum", &gtfs),
             Server::MoriaFiles => vec![
                 program("fileserver"),
                 "--root".into(),

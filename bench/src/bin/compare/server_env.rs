@@ -1,5 +1,6 @@
 //! What every server start needs: binaries, CPUs, workers, connection limit, database URL,
-//! static files, certificate and nginx's directory. Made by `setup`, read by `server`.
+//! static files, certificate, nginx's directory and the GTFS feed. Made by `setup`, read by
+//! `server`.
 
 use std::path::PathBuf;
 
@@ -24,4 +25,6 @@ pub struct Env {
     pub key: PathBuf,
     /// Where nginx's configuration and logs go.
     pub nginx_dir: PathBuf,
+    /// The generated GTFS feed of the transit servers (empty when no scenario needs it).
+    pub gtfs: PathBuf,
 }

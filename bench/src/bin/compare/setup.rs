@@ -118,6 +118,7 @@ impl Setup {
             cert: root.join("cert.pem"),
             key: root.join("key.pem"),
             nginx_dir: root.join("nginx"),
+            gtfs: PathBuf::new(),
         }
     }
 
