@@ -1,9 +1,10 @@
 //! csv_load: issue 33's "a well-kept CSV crate unless Moria's own streams beat it (measure
-//! both)". Times, on one GTFS directory, the `csv` crate (`ByteRecord`, 1 MiB buffer, as the
-//! transit server reads) against a hand-written RFC 4180 splitter over moria-streams' `File`
-//! ([`split`]): parsing `stop_times.txt` alone, and the whole load into the transit server's own
-//! store (its `load.rs`, `store.rs`, `strings.rs` and `group.rs`, compiled in here unchanged).
-//! Runs alternate; the table gives medians.
+//! both)". Times, on one GTFS directory, the `csv` crate (`ByteRecord`, 1 MiB buffer) against
+//! the transit server's own RFC 4180 splitter over moria-streams' `File` ([`split`]): parsing
+//! `stop_times.txt` alone, and the whole load into the server's store, by the server's own
+//! `load.rs` (splitter) and row for row by the csv crate here (`load.rs`, `split.rs`,
+//! `store.rs`, `strings.rs` and `group.rs` compiled in here unchanged). The splitter won (see
+//! the server's `load.rs`), so the server reads with it. Runs alternate; medians.
 //!
 //! ```text
 //! cargo build --release -p moria-bench --bin gtfs_gen --bin csv_load
@@ -11,7 +12,7 @@
 //! target/release/csv_load --gtfs /tmp/transit-data --runs 5
 //! ```
 
-// The transit server's own loader and store, as its binary compiles them.
+// The transit server's own loader, CSV splitter and store, as its binary compiles them.
 #[allow(dead_code)]
 #[path = "../../../../examples/src/bin/transit/group.rs"]
 mod group;
@@ -19,13 +20,14 @@ mod group;
 #[path = "../../../../examples/src/bin/transit/load.rs"]
 mod load;
 #[allow(dead_code)]
+#[path = "../../../../examples/src/bin/transit/split.rs"]
+mod split;
+#[allow(dead_code)]
 #[path = "../../../../examples/src/bin/transit/store.rs"]
 mod store;
 #[allow(dead_code)]
 #[path = "../../../../examples/src/bin/transit/strings.rs"]
 mod strings;
-
-mod split;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -70,8 +72,8 @@ fn run(args: &Args) -> Result<(), String> {
     let cases: [Case; 4] = [
         ("parse stop_times.txt, csv crate", parse_csv),
         ("parse stop_times.txt, hand splitter", parse_hand),
-        ("whole load (server's load.rs), csv crate", load_csv),
-        ("whole load, hand splitter", load_hand),
+        ("whole load, csv crate", load_csv),
+        ("whole load (server's load.rs), hand splitter", load_hand),
     ];
     let mut times = vec![Vec::new(); cases.len()];
     let mut sums = vec![None; cases.len()];
@@ -158,21 +160,49 @@ const STOP_TIME_COLUMNS: [&str; 4] = ["trip_id", "stop_id", "arrival_time", "dep
 /// trips.txt's wanted columns.
 const TRIP_COLUMNS: [&str; 3] = ["route_id", "service_id", "trip_id"];
 
-/// stop_times.txt through the csv crate: every record, its four wanted fields.
-fn parse_csv(dir: &Path) -> Result<u64, String> {
-    let path = dir.join("stop_times.txt");
-    let file = std::fs::File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+/// A csv reader over `path` (flexible rows, the server's buffer size), a record to reuse, and
+/// the wanted columns of its header.
+fn open_csv<const N: usize>(
+    path: &Path,
+    names: [&str; N],
+) -> Result<(csv::Reader<std::fs::File>, csv::ByteRecord, [usize; N]), String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let mut r = csv::ReaderBuilder::new()
         .flexible(true)
         .buffer_capacity(BUF_SIZE)
         .from_reader(file);
     let header = r.byte_headers().map_err(|e| e.to_string())?.clone();
-    let cols = columns(header.iter(), STOP_TIME_COLUMNS)?;
-    let mut rec = csv::ByteRecord::new();
+    let cols = columns(header.iter(), names)?;
+    Ok((r, csv::ByteRecord::new(), cols))
+}
+
+/// The wanted fields of a csv record; an error naming the line when short.
+fn csv_fields<'r, const N: usize>(
+    rec: &'r csv::ByteRecord,
+    cols: [usize; N],
+    path: &Path,
+) -> Result<[&'r [u8]; N], String> {
+    let mut out = [&[][..]; N];
+    for (slot, c) in out.iter_mut().zip(cols) {
+        *slot = rec.get(c).ok_or_else(|| {
+            let line = rec.position().map_or(0, |p| p.line());
+            format!(
+                "{}: line {line}: the row has {} fields",
+                path.display(),
+                rec.len()
+            )
+        })?;
+    }
+    Ok(out)
+}
+
+/// stop_times.txt through the csv crate: every record, its four wanted fields.
+fn parse_csv(dir: &Path) -> Result<u64, String> {
+    let path = dir.join("stop_times.txt");
+    let (mut r, mut rec, cols) = open_csv(&path, STOP_TIME_COLUMNS)?;
     let mut sum = 0;
     while r.read_byte_record(&mut rec).map_err(|e| e.to_string())? {
-        let fields = cols.map(|c| rec.get(c).unwrap_or_default());
-        sum = mix(sum, fields);
+        sum = mix(sum, cols.map(|c| rec.get(c).unwrap_or_default()));
     }
     Ok(sum)
 }
@@ -245,48 +275,50 @@ fn summary(store: &Store) -> u64 {
     sum
 }
 
-/// The transit server's own load.
-fn load_csv(dir: &Path) -> Result<u64, String> {
+/// The transit server's own load (the hand splitter).
+fn load_hand(dir: &Path) -> Result<u64, String> {
     Ok(summary(&load::load(dir)?))
 }
 
-/// The same load, row for row, read by the hand splitter.
-fn load_hand(dir: &Path) -> Result<u64, String> {
+/// The same load, row for row, read by the csv crate.
+fn load_csv(dir: &Path) -> Result<u64, String> {
     let mut b = Builder::default();
     let path = dir.join("trips.txt");
-    let (mut s, cols) = open_hand(&path, TRIP_COLUMNS)?;
-    let bad = |s: &Splitter<_>, e: &dyn std::fmt::Display| {
-        format!("{}: line {}: {e}", path.display(), s.line())
+    let (mut r, mut rec, cols) = open_csv(&path, TRIP_COLUMNS)?;
+    let bad = |rec: &csv::ByteRecord, e: &dyn std::fmt::Display| {
+        let line = rec.position().map_or(0, |p| p.line());
+        format!("{}: line {line}: {e}", path.display())
     };
-    while s
-        .next_record()
+    while r
+        .read_byte_record(&mut rec)
         .map_err(|e| format!("{}: {e}", path.display()))?
     {
-        let [route, service, trip] = fields(&s, cols, &path)?;
-        let route = b.intern(route).map_err(|e| bad(&s, &e))?;
-        let service = b.intern(service).map_err(|e| bad(&s, &e))?;
-        let trip = b.intern(trip).map_err(|e| bad(&s, &e))?;
+        let [route, service, trip] = csv_fields(&rec, cols, &path)?;
+        let route = b.intern(route).map_err(|e| bad(&rec, &e))?;
+        let service = b.intern(service).map_err(|e| bad(&rec, &e))?;
+        let trip = b.intern(trip).map_err(|e| bad(&rec, &e))?;
         b.add_trip(route, service, trip);
     }
     let path = dir.join("stop_times.txt");
-    let (mut s, cols) = open_hand(&path, STOP_TIME_COLUMNS)?;
-    let bad = |s: &Splitter<_>, e: &dyn std::fmt::Display| {
-        format!("{}: line {}: {e}", path.display(), s.line())
+    let (mut r, mut rec, cols) = open_csv(&path, STOP_TIME_COLUMNS)?;
+    let bad = |rec: &csv::ByteRecord, e: &dyn std::fmt::Display| {
+        let line = rec.position().map_or(0, |p| p.line());
+        format!("{}: line {line}: {e}", path.display())
     };
     let mut last: (Vec<u8>, Option<u32>) = (Vec::new(), None);
-    while s
-        .next_record()
+    while r
+        .read_byte_record(&mut rec)
         .map_err(|e| format!("{}: {e}", path.display()))?
     {
-        let [trip, stop, arrival, departure] = fields(&s, cols, &path)?;
+        let [trip, stop, arrival, departure] = csv_fields(&rec, cols, &path)?;
         if trip != last.0.as_slice() {
             last = (trip.to_vec(), b.trip_key(trip));
         }
         let Some(key) = last.1 else { continue };
         let row = StopTime {
-            stop_id: b.intern_stop(stop).map_err(|e| bad(&s, &e))?,
-            arrival: b.intern_time(arrival).map_err(|e| bad(&s, &e))?,
-            departure: b.intern_time(departure).map_err(|e| bad(&s, &e))?,
+            stop_id: b.intern_stop(stop).map_err(|e| bad(&rec, &e))?,
+            arrival: b.intern_time(arrival).map_err(|e| bad(&rec, &e))?,
+            departure: b.intern_time(departure).map_err(|e| bad(&rec, &e))?,
         };
         b.add_stop_time(key, row);
     }

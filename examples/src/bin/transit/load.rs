@@ -1,18 +1,18 @@
 //! Reading a GTFS directory into a [`Store`]: `trips.txt` then `stop_times.txt`, streamed one
-//! reused `csv::ByteRecord` at a time, columns found by name in the header. Every failure names
-//! the file, and the line for a bad row.
+//! record at a time through [`Splitter`] over moria-streams' `File`, columns found by name in
+//! the header. Every failure names the file, and the line for a bad row.
 //!
-//! The `csv` crate is the parser. Against a hand RFC 4180 splitter over moria-streams' `File`
-//! (`bench/src/bin/csv_load`: `csv_load --gtfs DIR --runs 5`, scale-1 data, 2 cores, medians of
-//! 5 alternating runs): parsing stop_times.txt 180 ms with csv, 131 with the splitter (0.72x);
-//! this whole load 397 and 329 ms (0.83x). The splitter also refuses quoting the csv crate
-//! lets through (`"x"y`). Switching is issue 33's open step.
+//! The parser is our own splitter, not the `csv` crate: against it (`bench/src/bin/csv_load`:
+//! `csv_load --gtfs DIR --runs 9`, scale-1 data, 2 cores, medians of 9 alternating runs) it
+//! parsed stop_times.txt in 142 ms to csv's 193 (0.73x) and did this whole load in 372 to 406
+//! ms (0.92x), reading the same fields (unit tests in `split.rs` compare the two field for
+//! field); it also refuses quoting the csv crate lets through (`"x"y`).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use csv::{ByteRecord, Reader, ReaderBuilder};
+use moria_streams::File;
 
+use crate::split::{SplitError, Splitter};
 use crate::store::{Builder, StopTime, Store};
 
 /// Columns trips.txt must have, in the order [`Table::fields`] returns them.
@@ -57,11 +57,10 @@ pub fn load(dir: &Path) -> Result<Store, LoadError> {
     Ok(b.finish())
 }
 
-/// One CSV file being read: the reader, the reused record and where the wanted columns are.
+/// One CSV file being read: the splitter and where the wanted columns are.
 struct Table<const N: usize> {
     path: PathBuf,
-    reader: Reader<File>,
-    record: ByteRecord,
+    records: Splitter<File>,
     columns: [usize; N],
     names: &'static [&'static str; N],
 }
@@ -70,27 +69,23 @@ impl<const N: usize> Table<N> {
     /// Opens `path` and finds `names` in its header.
     fn open(path: PathBuf, names: &'static [&'static str; N]) -> Result<Self, LoadError> {
         let file = File::open(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut reader = ReaderBuilder::new()
-            .flexible(true)
-            .buffer_capacity(BUF_SIZE)
-            .from_reader(file);
-        let header = reader
-            .byte_headers()
-            .map_err(|e| format!("{}: line 1: {e}", path.display()))?
-            .clone();
+        let mut records = Splitter::new(file, BUF_SIZE);
+        let has_header = records.next_record().map_err(|e| split_error(&path, e))?;
         let mut columns = [0; N];
         for (slot, name) in columns.iter_mut().zip(names) {
-            *slot = column(&header, name).ok_or_else(|| {
-                format!(
-                    "{}: line 1: no column `{name}` in the header",
-                    path.display()
-                )
-            })?;
+            *slot = (0..records.len())
+                .position(|i| records.get(i) == Some(name.as_bytes()))
+                .filter(|_| has_header)
+                .ok_or_else(|| {
+                    format!(
+                        "{}: line 1: no column `{name}` in the header",
+                        path.display()
+                    )
+                })?;
         }
         Ok(Table {
             path,
-            reader,
-            record: ByteRecord::new(),
+            records,
             columns,
             names,
         })
@@ -98,24 +93,24 @@ impl<const N: usize> Table<N> {
 
     /// Reads the next row and checks its wanted fields; `false` at the end of the file.
     fn next(&mut self) -> Result<bool, LoadError> {
-        let more = self
-            .reader
-            .read_byte_record(&mut self.record)
-            .map_err(|e| self.error(e.position().map_or(0, |p| p.line()), &e.to_string()))?;
-        if !more {
+        if !self
+            .records
+            .next_record()
+            .map_err(|e| split_error(&self.path, e))?
+        {
             return Ok(false);
         }
         let line = self.line();
         // A record over several lines: legal in CSV, but never in an id or a time; it is
         // what an unterminated quote looks like.
-        let spans = self.reader.position().line() > line + 1;
+        let spans = self.records.spans_lines();
         for (&col, name) in self.columns.iter().zip(self.names) {
-            let value = self.record.get(col).ok_or_else(|| {
+            let value = self.records.get(col).ok_or_else(|| {
                 self.error(
                     line,
                     &format!(
                         "no value for `{name}` (the row has {} fields)",
-                        self.record.len()
+                        self.records.len()
                     ),
                 )
             })?;
@@ -132,7 +127,7 @@ impl<const N: usize> Table<N> {
     /// The wanted fields of the row [`Table::next`] read and checked.
     fn fields(&self) -> [&[u8]; N] {
         self.columns
-            .map(|col| self.record.get(col).unwrap_or_default())
+            .map(|col| self.records.get(col).unwrap_or_default())
     }
 
     /// The id of `raw` in `b`; an error at the current row when it is not UTF-8.
@@ -155,7 +150,7 @@ impl<const N: usize> Table<N> {
 
     /// The line the current record starts on.
     fn line(&self) -> u64 {
-        self.record.position().map_or(0, |p| p.line())
+        self.records.line()
     }
 
     /// `path: line N: message`.
@@ -164,13 +159,7 @@ impl<const N: usize> Table<N> {
     }
 }
 
-/// The index of the header field equal to `name` (a UTF-8 BOM before the first is ignored).
-fn column(header: &ByteRecord, name: &str) -> Option<usize> {
-    header.iter().enumerate().position(|(i, field)| {
-        let field = match i {
-            0 => field.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(field),
-            _ => field,
-        };
-        field == name.as_bytes()
-    })
+/// `path: line N: what` for a record that is not CSV, `path: error` for a failed read.
+fn split_error(path: &Path, e: SplitError) -> LoadError {
+    format!("{}: {e}", path.display())
 }

@@ -20,6 +20,7 @@
 //! |---|---|
 //! | `args` | the command line |
 //! | `load` | CSV to store: columns by name, streamed, errors with file and line |
+//! | `split` | the CSV reader: an RFC 4180 record splitter over moria-streams' `File` |
 //! | `store` | the timetable: trips by route, stop times by trip, `u32` ids |
 //! | `strings` | interned strings, each kept once as its JSON literal |
 //! | `group` | grouping rows without hashing |
@@ -33,6 +34,7 @@ mod json;
 mod load;
 mod routes;
 mod rss;
+mod split;
 mod store;
 mod strings;
 
