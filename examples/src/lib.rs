@@ -28,3 +28,25 @@ pub fn start_runtime(workers: Option<usize>) -> moria_runtime::Result<Runtime> {
     }
     builder.build()
 }
+
+/// A benchmark server's `main`: logging at `default_filter` (exits naming `program` if it cannot
+/// start), then `run`; an error is logged, the queued logger flushed, and the process exits 1.
+pub fn serve_main<E: std::fmt::Display>(
+    program: &str,
+    default_filter: &str,
+    run: impl FnOnce() -> Result<(), E>,
+) {
+    if let Err(e) = init_logging(default_filter) {
+        eprintln!("{program}: {e}");
+        std::process::exit(1);
+    }
+    let result = run();
+    if let Err(e) = &result {
+        log::error!("{e}");
+    }
+    // The queued logger writes on its own thread: let it finish before the process ends.
+    log::logger().flush();
+    if result.is_err() {
+        std::process::exit(1);
+    }
+}

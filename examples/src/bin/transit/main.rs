@@ -85,17 +85,5 @@ fn run(args: Args) -> Result<(), BoxError> {
 fn main() {
     // Per-request access lines and the engine's fd notes would dominate a benchmark.
     let filter = "info,moria_http::access=warn,may=warn";
-    if let Err(e) = moria_examples::init_logging(filter) {
-        eprintln!("transit: {e}");
-        std::process::exit(1);
-    }
-    let result = run(Args::parse());
-    if let Err(e) = &result {
-        log::error!("{e}");
-    }
-    // The queued logger writes on its own thread: let it finish before the process ends.
-    log::logger().flush();
-    if result.is_err() {
-        std::process::exit(1);
-    }
+    moria_examples::serve_main("transit", filter, || run(Args::parse()));
 }
