@@ -13,7 +13,9 @@ cd "$(dirname "$0")"
 # What each package is for: the build links OpenSSL (pkg-config, libssl-dev); the tests talk to
 # real peers: openssl s_client/x509 and curl as clients, gzip to check our compression, nginx as
 # an origin and tinyproxy as a forward proxy for the HTTP client, a throwaway PostgreSQL server
-# (initdb + postgres, started by the tests), SoftHSM for the PKCS#11 key tests.
+# (initdb + postgres, started by the tests), SoftHSM for the PKCS#11 key tests, headless
+# Chromium for the pages (file listing, chat), Prometheus (promtool too) as a real scraper,
+# goaccess as a reader of access logs, python3-venv and npm for the peers below.
 missing=()
 command -v pkg-config >/dev/null || missing+=(pkg-config)
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
@@ -24,6 +26,11 @@ command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v tinyproxy >/dev/null || [ -x /usr/bin/tinyproxy ] || missing+=(tinyproxy)
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 [ -e /usr/lib/softhsm/libsofthsm2.so ] || missing+=(softhsm2)
+command -v chromium >/dev/null || missing+=(chromium)
+command -v prometheus >/dev/null || missing+=(prometheus)
+command -v goaccess >/dev/null || missing+=(goaccess)
+python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)
+command -v npm >/dev/null || missing+=(npm)
 
 if [ ${#missing[@]} -gt 0 ]; then
   echo "test.sh: installing the Debian packages the tests need: ${missing[*]}"
@@ -44,6 +51,32 @@ if [ ${#missing[@]} -gt 0 ]; then
     echo "test.sh: could not install ${missing[*]}: install them by hand and run again" >&2
     exit 1
   fi
+fi
+
+# Peers that are not Debian packages go into .tools/ (ignored by git), where the tests look
+# first: Python's kosoku (Autobahn's WebSocket cases) and websockets in .tools/venv, npm's ws in
+# .tools/node_modules. Each is installed once; delete .tools/ to start over.
+pip_packages=(kosoku websockets)
+npm_packages=(ws)
+mkdir -p .tools
+if [ ! -x .tools/venv/bin/python ]; then
+  python3 -m venv .tools/venv
+fi
+want=()
+for p in "${pip_packages[@]}"; do
+  .tools/venv/bin/python -m pip show -q "$p" >/dev/null 2>&1 || want+=("$p")
+done
+if [ ${#want[@]} -gt 0 ]; then
+  echo "test.sh: installing the Python packages the tests need into .tools/venv: ${want[*]}"
+  .tools/venv/bin/python -m pip install -q "${want[@]}"
+fi
+want=()
+for p in "${npm_packages[@]}"; do
+  [ -e ".tools/node_modules/$p/package.json" ] || want+=("$p")
+done
+if [ ${#want[@]} -gt 0 ]; then
+  echo "test.sh: installing the npm packages the tests need into .tools/node_modules: ${want[*]}"
+  npm install --silent --no-save --prefix .tools "${want[@]}"
 fi
 
 if [ "${1:-}" = "--install-only" ]; then
