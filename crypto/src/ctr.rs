@@ -105,6 +105,14 @@ impl Ctr {
         Ok(())
     }
 
+    /// Replaces the key and the counter block in the same context (no allocation).
+    pub(crate) fn rekey(&mut self, key: &[u8], iv: &[u8]) -> Result<()> {
+        check_len("key", self.alg.key_len(), key.len())?;
+        check_len("iv", CTR_IV_LEN, iv.len())?;
+        self.ctx.encrypt_init(None, Some(key), Some(iv))?;
+        Ok(())
+    }
+
     /// Encrypts (or decrypts) `data` in place.
     pub fn apply(&mut self, data: &mut [u8]) -> Result<()> {
         self.ctx.cipher_update_inplace(data, data.len())?;

@@ -11,6 +11,7 @@
 //! | `ctr` | [`Ctr`]: `aes-128-ctr`, `aes-256-ctr` |
 //! | `kdf` | [`pbkdf2`] (`pbkdf2-sha1/-sha256/-sha512`), [`hkdf`] (`hkdf-sha1/-sha256/-sha512`) |
 //! | `random` | [`random_bytes`], [`random_vec`], [`RandomReader`] (CSPRNG as a `Read`) |
+//! | [`rng`] | the fast per-thread CSPRNG (AES-128-CTR, fast key erasure): [`rng::fill`], [`rng::u32`], [`rng::u64`], [`rng::range`] |
 //! | `ct` | [`constant_time_eq`] |
 //! | `hash_io` | [`HashReader`], [`HashWriter`]: hash what passes through a stream |
 //! | `cipher_io` | [`CtrWriter`], [`SealWriter`], [`OpenWriter`]: streaming encryption as `Write` |
@@ -88,6 +89,7 @@ pub mod keys;
 mod lookup;
 pub mod pki;
 mod random;
+pub mod rng;
 pub mod tls;
 pub mod x509;
 

@@ -49,6 +49,8 @@ pub use split::{TlsReader, TlsWriter};
 pub use stream::{TlsStream, MAX_WRITE_CHUNK};
 pub use timeouts::SocketTimeouts;
 
+pub(crate) use record::wipe;
+
 use std::time::Duration;
 
 use crate::error::{Error, Result};

@@ -7,6 +7,8 @@ mod common;
 mod jwt_algorithms;
 mod keys_openssl_cli;
 mod pki_verify;
+mod rng_fibers;
+mod rng_statistics;
 mod tls_fibers;
 mod tls_handoff;
 mod tls_loopback;
