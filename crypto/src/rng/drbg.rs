@@ -25,7 +25,7 @@ static ZEROS: [u8; ZEROS_LEN] = [0; ZEROS_LEN];
 /// AES-128-CTR with fast key erasure, a keystream buffer and a count of bytes since the seed.
 pub(crate) struct Drbg {
     ctr: Ctr,
-    buf: Box<[u8; BUFFER_LEN]>,
+    buf: [u8; BUFFER_LEN],
     /// Next unread byte of `buf`; `BUFFER_LEN` when it is empty.
     pos: usize,
     generated: u64,
@@ -37,7 +37,7 @@ impl Drbg {
         let (key, iv) = seed.split_at(KEY_LEN);
         Ok(Drbg {
             ctr: Ctr::with_alg(CtrAlg::Aes128Ctr, key, iv)?,
-            buf: Box::new([0; BUFFER_LEN]),
+            buf: [0; BUFFER_LEN],
             pos: BUFFER_LEN,
             generated: 0,
         })

@@ -11,14 +11,20 @@
 //! independently seeded, so which one serves a call does not matter). [`with`] is never
 //! inlined, so the compiler cannot compute the thread-local's address once in a caller and
 //! reuse it after the caller yields and resumes on another thread.
+//!
+//! The state is taken out of the thread-local for the call and put back after it, rather than
+//! borrowed: a fiber whose stack overflows mid-call loses its frames without their destructors
+//! (DESIGN.md §3), and a borrow guard left behind would lock the thread out of its generator
+//! for good. Here the state it held is only leaked (not wiped), and the thread's next call
+//! seeds a new generator. A call that somehow re-enters (a signal handler) gets a fresh one too.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Once;
 
 use super::drbg::{Drbg, SEED_LEN};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::tls::wipe;
 
 /// Bytes one OS seed may produce before the next call takes a fresh one (64 MiB).
@@ -31,7 +37,7 @@ struct Local {
 }
 
 thread_local! {
-    static LOCAL: RefCell<Option<Local>> = const { RefCell::new(None) };
+    static LOCAL: Cell<Option<Box<Local>>> = const { Cell::new(None) };
 }
 
 /// Forks this process has gone through, counted in each child by a `pthread_atfork` handler.
@@ -65,44 +71,53 @@ fn os_seed() -> Result<[u8; SEED_LEN]> {
     Ok(seed)
 }
 
+impl Local {
+    /// A generator seeded from the OS, the fork handler registered first.
+    fn new() -> Result<Box<Local>> {
+        watch_forks()?;
+        // Read after registering, so a fork from here on is always counted as newer.
+        let forks = FORKS.load(Ordering::Relaxed);
+        let mut seed = os_seed()?;
+        let drbg = Drbg::new(&seed);
+        wipe(&mut seed);
+        Ok(Box::new(Local { drbg: drbg?, forks }))
+    }
+
+    /// Whether the generator may go on: same process as at seeding, budget not spent.
+    fn is_current(&self, forks: u64) -> bool {
+        self.forks == forks && self.drbg.generated() < RESEED_AFTER
+    }
+
+    fn reseed(&mut self, forks: u64) -> Result<()> {
+        let mut seed = os_seed()?;
+        let reseeded = self.drbg.reseed(&seed);
+        wipe(&mut seed);
+        self.forks = forks;
+        reseeded
+    }
+}
+
 /// Runs `f` on this thread's generator, seeding it first when it is new, over its byte
 /// budget, or inherited through `fork`. `f` must not yield (see the module's note).
 #[inline(never)]
 pub(crate) fn with<T>(f: impl FnOnce(&mut Drbg) -> Result<T>) -> Result<T> {
-    let outcome = LOCAL.try_with(|cell| {
-        let mut local = cell
-            .try_borrow_mut()
-            .map_err(|_| io::Error::other("the random generator was re-entered"))?;
-        let forks = FORKS.load(Ordering::Relaxed);
-        match &mut *local {
-            Some(l) if l.forks == forks && l.drbg.generated() < RESEED_AFTER => {}
-            Some(l) => {
-                let mut seed = os_seed()?;
-                let reseeded = l.drbg.reseed(&seed);
-                wipe(&mut seed);
-                reseeded?;
-                l.forks = forks;
-            }
-            None => {
-                watch_forks()?;
-                let mut seed = os_seed()?;
-                let drbg = Drbg::new(&seed);
-                wipe(&mut seed);
-                // Read after registering, so a fork from here on is always counted as newer.
-                let forks = FORKS.load(Ordering::Relaxed);
-                *local = Some(Local { drbg: drbg?, forks });
-            }
+    let taken = LOCAL
+        .try_with(Cell::take)
+        .map_err(|_| io::Error::other("the random generator is gone: the thread is exiting"))?;
+    let forks = FORKS.load(Ordering::Relaxed);
+    let mut local = match taken {
+        Some(local) if local.is_current(forks) => local,
+        Some(mut local) => {
+            local.reseed(forks)?;
+            local
         }
-        match &mut *local {
-            Some(l) => f(&mut l.drbg),
-            None => Err(io::Error::other("the random generator is missing").into()),
-        }
-    });
-    outcome.unwrap_or_else(|_| {
-        Err(Error::from(io::Error::other(
-            "the random generator is gone: the thread is exiting",
-        )))
-    })
+        None => Local::new()?,
+    };
+    let outcome = f(&mut local.drbg);
+    // The thread-local was reachable a moment ago on this same thread, so this cannot fail;
+    // if it did, the state would simply be dropped (and wiped).
+    let _ = LOCAL.try_with(|cell| cell.set(Some(local)));
+    outcome
 }
 
 #[cfg(test)]
@@ -131,10 +146,12 @@ mod tests {
     }
 
     #[test]
-    fn a_fork_count_change_brings_a_fresh_seed() {
+    fn a_call_abandoned_mid_way_leaves_the_thread_a_working_generator() {
         with(|d| d.fill(&mut [0u8; 8])).unwrap();
-        count_fork_in_child();
+        // What a stack overflow inside `f` does: the taken state never comes back.
+        std::mem::forget(LOCAL.with(Cell::take));
         assert_eq!(with(|d| Ok(d.generated())).unwrap(), 0);
+        with(|d| d.fill(&mut [0u8; 8])).unwrap();
     }
 
     #[test]
