@@ -56,7 +56,7 @@ pub(crate) fn answer<'a>(
     };
     if let Some(c) = digest("SHA-256").or_else(|| digest("MD5")) {
         let mut cnonce = [0u8; 16];
-        moria_crypto::random_bytes(&mut cnonce).ok()?;
+        moria_crypto::rng::fill(&mut cnonce).ok()?;
         let cnonce = moria_crypto::encoding::hex(&cnonce);
         return digest_answer(creds, c, method, uri, &cnonce, 1);
     }
