@@ -25,7 +25,8 @@ static ZEROS: [u8; ZEROS_LEN] = [0; ZEROS_LEN];
 /// AES-128-CTR with fast key erasure, a keystream buffer and a count of bytes since the seed.
 pub(crate) struct Drbg {
     ctr: Ctr,
-    buf: [u8; BUFFER_LEN],
+    /// On the heap, built there: a fiber's stack is small.
+    buf: Box<[u8]>,
     /// Next unread byte of `buf`; `BUFFER_LEN` when it is empty.
     pos: usize,
     generated: u64,
@@ -37,7 +38,7 @@ impl Drbg {
         let (key, iv) = seed.split_at(KEY_LEN);
         Ok(Drbg {
             ctr: Ctr::with_alg(CtrAlg::Aes128Ctr, key, iv)?,
-            buf: [0; BUFFER_LEN],
+            buf: vec![0; BUFFER_LEN].into_boxed_slice(),
             pos: BUFFER_LEN,
             generated: 0,
         })

@@ -4,24 +4,26 @@
 //! # Fibers
 //!
 //! Moria's fibers migrate between worker threads at every wait, and `thread_local!` is unsound
-//! across a yield (DESIGN.md §3). Here the thread's generator is reached only inside [`with`],
-//! whose closures fill bytes and never yield: no I/O, no lock, no fiber call, just the cipher.
-//! So a call starts and ends on one thread and holds no reference to the state afterwards;
-//! a fiber that moves between two calls simply uses the next thread's generator (each is
-//! independently seeded, so which one serves a call does not matter). [`with`] is never
-//! inlined, so the compiler cannot compute the thread-local's address once in a caller and
-//! reuse it after the caller yields and resumes on another thread.
+//! across a yield (DESIGN.md §3). Here a call ([`with`]) takes the thread's generator out of
+//! the thread-local, runs its closure on it and puts it back; the closures fill bytes and never
+//! yield (no I/O, no lock, no fiber call, just the cipher), so a call starts and ends on one
+//! thread and holds nothing of the thread's afterwards. A fiber that moves between two calls
+//! simply uses the next thread's generator (each is independently seeded, so which one serves
+//! a call does not matter). The thread-local itself is touched only in [`take`] and [`put`],
+//! which are never inlined: the compiler cannot compute its address once in a caller and reuse
+//! it after the caller yields and resumes on another thread.
 //!
-//! The state is taken out of the thread-local for the call and put back after it, rather than
-//! borrowed: a fiber whose stack overflows mid-call loses its frames without their destructors
-//! (DESIGN.md §3), and a borrow guard left behind would lock the thread out of its generator
-//! for good. Here the state it held is only leaked (not wiped), and the thread's next call
-//! seeds a new generator. A call that somehow re-enters (a signal handler) gets a fresh one too.
+//! Taking the state out rather than borrowing it also survives a stack overflow: a fiber that
+//! overflows mid-call loses its frames without their destructors (DESIGN.md §3), and a borrow
+//! guard left behind would lock the thread out of its generator for good. Here the state it
+//! held is only leaked (not wiped), and the thread's next call seeds a new generator. A call
+//! that somehow re-enters (a signal handler), or one from a thread-local destructor after the
+//! generator was dropped, gets a fresh one too.
 
 use std::cell::Cell;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Once;
+use std::sync::OnceLock;
 
 use super::drbg::{Drbg, SEED_LEN};
 use crate::error::Result;
@@ -52,12 +54,11 @@ extern "C" fn count_fork_in_child() {
 /// (A child made by a raw `clone` syscall, not by libc's `fork`, is not seen; nothing in
 /// Moria does that.)
 fn watch_forks() -> Result<()> {
-    static REGISTER: Once = Once::new();
-    let mut rc = 0;
+    static REGISTERED: OnceLock<i32> = OnceLock::new();
     // SAFETY: the handler only increments an atomic (async-signal-safe); registering a
     // handler has no other precondition.
-    REGISTER
-        .call_once(|| rc = unsafe { libc::pthread_atfork(None, None, Some(count_fork_in_child)) });
+    let rc = *REGISTERED
+        .get_or_init(|| unsafe { libc::pthread_atfork(None, None, Some(count_fork_in_child)) });
     match rc {
         0 => Ok(()),
         errno => Err(io::Error::from_raw_os_error(errno).into()),
@@ -88,6 +89,7 @@ impl Local {
         self.forks == forks && self.drbg.generated() < RESEED_AFTER
     }
 
+    /// A fresh OS seed for the generator (the budget is spent, or this is a forked child).
     fn reseed(&mut self, forks: u64) -> Result<()> {
         let mut seed = os_seed()?;
         let reseeded = self.drbg.reseed(&seed);
@@ -97,27 +99,46 @@ impl Local {
     }
 }
 
-/// Runs `f` on this thread's generator, seeding it first when it is new, over its byte
-/// budget, or inherited through `fork`. `f` must not yield (see the module's note).
+/// The thread's generator, taken out of the thread-local (`None` if it has none).
 #[inline(never)]
-pub(crate) fn with<T>(f: impl FnOnce(&mut Drbg) -> Result<T>) -> Result<T> {
-    let taken = LOCAL
-        .try_with(Cell::take)
-        .map_err(|_| io::Error::other("the random generator is gone: the thread is exiting"))?;
-    let forks = FORKS.load(Ordering::Relaxed);
-    let mut local = match taken {
-        Some(local) if local.is_current(forks) => local,
+fn take() -> Option<Box<Local>> {
+    LOCAL.try_with(Cell::take).ok().flatten()
+}
+
+/// Gives the generator back to the thread-local (dropped, and wiped, if that is gone).
+#[inline(never)]
+fn put(local: Box<Local>) {
+    let _ = LOCAL.try_with(|cell| cell.set(Some(local)));
+}
+
+/// A generator ready for use from what [`take`] found: reseeded, or new (out of line: the
+/// common path stays small).
+#[cold]
+#[inline(never)]
+fn ready(taken: Option<Box<Local>>, forks: u64) -> Result<Box<Local>> {
+    match taken {
         Some(mut local) => {
             local.reseed(forks)?;
-            local
+            Ok(local)
         }
-        None => Local::new()?,
+        None => Local::new(),
+    }
+}
+
+/// Runs `f` on this thread's generator, seeding it first when it is new, over its byte
+/// budget, or inherited through `fork`. `f` must not yield (see the module's note).
+#[inline]
+pub(crate) fn with<T>(f: impl FnOnce(&mut Drbg) -> Result<T>) -> Result<T> {
+    let forks = FORKS.load(Ordering::Relaxed);
+    let mut local = match take() {
+        Some(local) if local.is_current(forks) => local,
+        other => ready(other, forks)?,
     };
-    let outcome = f(&mut local.drbg);
-    // The thread-local was reachable a moment ago on this same thread, so this cannot fail;
-    // if it did, the state would simply be dropped (and wiped).
-    let _ = LOCAL.try_with(|cell| cell.set(Some(local)));
-    outcome
+    // Boxed while `put` runs: a 16-byte result stays in registers, where the crate's
+    // 64-byte `Result` was spilled and copied back (a measured third of a `u32()` call).
+    let outcome = f(&mut local.drbg).map_err(Box::new);
+    put(local);
+    outcome.map_err(|e| *e)
 }
 
 #[cfg(test)]
