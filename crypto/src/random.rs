@@ -1,4 +1,5 @@
 //! The CSPRNG (OpenSSL's DRBG, seeded by the OS): fill buffers, or read random bytes as a stream.
+//! For long-term keys; values drawn per request are cheaper from [`crate::rng`].
 
 use std::io;
 
