@@ -8,7 +8,7 @@
 //! | `per_thread` | the thread's generator: OS seeding, byte budget, fork detection, fibers |
 //! | `uniform` | integers below a bound without modulo bias |
 //!
-//! For session ids, nonces, JWT ids, WebSocket masks, serials and anything drawn per request.
+//! For session ids, nonces, JWT ids, WebSocket masks and anything else drawn per request.
 //! Long-term keys may as well come from [`crate::random_bytes`] (OpenSSL's DRBG): they are
 //! drawn rarely, and OpenSSL's generator is the one its own key generation uses.
 //!
@@ -22,7 +22,7 @@
 //!
 //! Every call may run on any thread, in any fiber: see `per_thread` for why migration between
 //! calls is safe. Errors are only possible when the OS or OpenSSL fails (no entropy source,
-//! no AES-CTR), or in a thread-local destructor after the thread's generator was dropped.
+//! no AES-CTR), or for an empty [`range`].
 
 mod drbg;
 mod per_thread;
