@@ -16,6 +16,7 @@
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
+//! | [`metrics`] | `Counter`, `Gauge`, `Histogram` (atomics), `register` a `Collect`or, `gather` a Prometheus/OpenMetrics scrape |
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
@@ -56,6 +57,7 @@ mod error;
 pub mod fiber;
 pub mod local;
 pub mod logger;
+pub mod metrics;
 pub mod net;
 mod overflow;
 pub mod scope;
