@@ -14,6 +14,9 @@
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
+//! - [`metrics`]: the `/metrics` handler (Prometheus text or OpenMetrics) and the server's
+//!   collector: connections, requests by method and status class, bytes, TLS handshakes, request
+//!   durations per route pattern.
 //! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
 //! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
 //!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
@@ -47,6 +50,7 @@ pub mod html;
 mod http_date;
 pub mod limits;
 pub mod method;
+pub mod metrics;
 pub mod percent;
 pub mod range;
 pub mod request;

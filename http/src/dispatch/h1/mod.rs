@@ -6,6 +6,7 @@
 mod respond;
 
 use std::io;
+use std::time::{Duration, Instant};
 
 use moria_runtime::ShutdownToken;
 
@@ -16,6 +17,7 @@ use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scrat
 use crate::h1::{INIT_READ_BUF, MIN_BODY_ROOM, WRITE_FLUSH_AT};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
+use crate::metrics::unrouted;
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, Response};
@@ -28,6 +30,8 @@ pub(crate) struct ConnConfig {
     /// The whole `Server: ...\r\n` line, if any.
     pub server_line: Option<Vec<u8>>,
     pub compression: Option<Compression>,
+    /// Whether requests are counted and timed for metrics.
+    pub metrics: bool,
 }
 
 /// One HTTP/1.1 connection's context: the [`Dispatch`] its loop calls.
@@ -113,6 +117,7 @@ impl Dispatch for ConnCtx<'_> {
             }
         }
 
+        let started = self.cfg.metrics.then(Instant::now);
         let fresh = conn.wbuf.is_empty();
         let app = &mut conn.app;
         app.res.reset();
@@ -179,6 +184,9 @@ impl Dispatch for ConnCtx<'_> {
             Some((head_start, head_end)),
         )?;
         self.dispatcher.state.between();
+        if let Some(t) = started {
+            self.record(&mut conn.app, conn.head.method, t.elapsed());
+        }
         Ok(match keep {
             true => Next::KeepAlive,
             false => Next::Close {
@@ -199,5 +207,18 @@ impl Dispatch for ConnCtx<'_> {
         conn.flush(io)?;
         conn.linger(io, self.dispatcher.state, self.token);
         Ok(())
+    }
+}
+
+impl ConnCtx<'_> {
+    /// Counts an answered request and records its duration under its route pattern.
+    fn record(&self, app: &mut Exchange, method: Method, took: Duration) {
+        self.dispatcher
+            .counters
+            .request(method, app.res.status_code());
+        match app.params.route.take() {
+            Some(route) => route.observe(took),
+            None => unrouted(method).observe(took),
+        }
     }
 }
