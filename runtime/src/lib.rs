@@ -15,6 +15,7 @@
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`, `read_within`: a coarse deadline, no timer), `UdpSocket`, `UnixListener`, `UnixStream`, `ParkingLot` (serve when readable) |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
+//! | [`log_file`] | `LogFile`: a log file reopened after `SIGHUP` (logrotate) |
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
 //! | [`metrics`] | `Counter`, `Gauge`, `Histogram` (atomics), `register` a `Collect`or, `gather` a Prometheus/OpenMetrics scrape |
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
@@ -56,6 +57,7 @@ mod engine;
 mod error;
 pub mod fiber;
 pub mod local;
+pub mod log_file;
 pub mod logger;
 pub mod metrics;
 pub mod net;

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use moria_runtime::ShutdownToken;
 
 use super::Dispatcher;
+use crate::access_log;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
 use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scratch};
@@ -49,6 +50,8 @@ pub(crate) struct Exchange {
     params: Params,
     path_buf: String,
     scratch: Vec<u8>,
+    /// When the request's head was parsed, if metrics or the access log want its duration.
+    started: Option<Instant>,
 }
 
 impl Scratch for Exchange {
@@ -117,9 +120,9 @@ impl Dispatch for ConnCtx<'_> {
             }
         }
 
-        let started = self.cfg.metrics.then(Instant::now);
         let fresh = conn.wbuf.is_empty();
         let app = &mut conn.app;
+        app.started = (self.cfg.metrics || access_log::enabled()).then(Instant::now);
         app.res.reset();
         let (head_part, rest) = conn.rbuf.split_at_mut(head_end);
         let raw = &head_part[head_start..];
@@ -184,8 +187,8 @@ impl Dispatch for ConnCtx<'_> {
             Some((head_start, head_end)),
         )?;
         self.dispatcher.state.between();
-        if let Some(t) = started {
-            self.record(&mut conn.app, conn.head.method, t.elapsed());
+        if self.cfg.metrics {
+            self.record(&mut conn.app, conn.head.method);
         }
         Ok(match keep {
             true => Next::KeepAlive,
@@ -212,10 +215,11 @@ impl Dispatch for ConnCtx<'_> {
 
 impl ConnCtx<'_> {
     /// Counts an answered request and records its duration under its route pattern.
-    fn record(&self, app: &mut Exchange, method: Method, took: Duration) {
+    fn record(&self, app: &mut Exchange, method: Method) {
         self.dispatcher
             .counters
             .request(method, app.res.status_code());
+        let took = app.started.map_or(Duration::ZERO, |t| t.elapsed());
         match app.params.route.take() {
             Some(route) => route.observe(took),
             None => unrouted(method).observe(took),
