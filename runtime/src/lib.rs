@@ -19,6 +19,7 @@
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
 //! | [`metrics`] | `Counter`, `Gauge`, `Histogram` (atomics), `register` a `Collect`or, `gather` a Prometheus/OpenMetrics scrape |
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
+//! | `trace` (feature `tracing`) | `FiberRegistry`: `tracing` spans whose current span follows the fiber, not the thread |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
 //! Inside, not public: `engine/` (the only files that name `may`: what the rest of the crate
@@ -69,6 +70,8 @@ pub mod startup;
 pub mod stats;
 pub mod sync;
 pub mod time;
+#[cfg(feature = "tracing")]
+pub mod trace;
 mod wake_timer;
 
 pub use blocking::{blocking, blocking_io};
