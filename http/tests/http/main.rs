@@ -39,3 +39,4 @@ mod static_responses;
 mod static_traversal;
 mod stream_ranges;
 mod tls_https;
+mod trace_request_spans;
