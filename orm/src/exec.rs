@@ -164,6 +164,9 @@ impl Conn {
         self.on_engine(
             |_| Err(Error::Config("not a PostgreSQL connection".into())),
             |cell| {
+                #[cfg(feature = "tracing")]
+                let _span =
+                    tracing::debug_span!("orm.statement", backend = "postgres", sql).entered();
                 let started = Instant::now();
                 let r = self.pg_run_on(cell, sql, params, each);
                 metrics::statement(Backend::Postgres, started.elapsed());
