@@ -168,5 +168,6 @@ impl Collect for HttpCollector {
             }
         }
         super::routes::collect(out);
+        super::client::collect(out);
     }
 }

@@ -7,12 +7,14 @@
 //!   [`metrics`](moria_runtime::metrics) registry.
 //! - `routes.rs`: [`RouteStat`]: one histogram per routed `(method, pattern)`, plus one per
 //!   method for requests no route matched; the label set is bounded by the routes defined.
+//! - `client.rs`: the HTTP client's figures per origin host.
 //! - `metered.rs`: the transport wrapper that counts bytes in and out.
 //! - here: [`handler`].
 //!
 //! Recording costs relaxed atomic adds only: a counter per answered request, a histogram
 //! bucket, sum and count, and one add per read or write call on the socket.
 
+mod client;
 mod collect;
 mod metered;
 mod routes;
@@ -23,6 +25,7 @@ use crate::handler::{Handler, HandlerResult};
 use crate::request::Request;
 use crate::response::Response;
 
+pub(crate) use client::{figures_for, register_host, ClientFigures, HostView};
 pub(crate) use collect::register_server;
 pub(crate) use collect::ServerView;
 pub(crate) use metered::Metered;

@@ -2,7 +2,8 @@
 //! Prometheus (the Debian `prometheus` package, started by the test on a spare port); after a
 //! few requests the test asks Prometheus' HTTP API for what it stored: requests by method and
 //! status class, the duration histogram of the route pattern (not of the raw paths), and the
-//! runtime's worker gauge. `promtool check metrics` accepts both formats' output.
+//! runtime's worker gauge. `promtool check metrics` accepts both formats' output, which counts
+//! the client's requests by host and status class and its refused connections too.
 
 use std::fs;
 use std::io::{Read, Write};
@@ -82,6 +83,22 @@ fn promtool_accepts_both_formats() {
     );
     assert!(text.contains("route=\"/promtool/users/:id\""), "{text}");
     promtool_check(&text);
+    // The client's figures: the two requests above, and a refused connection.
+    let closed = moria_runtime::net::spare_port().expect("spare port");
+    let client = moria_http::client::Client::new().expect("client");
+    assert!(client
+        .get(&format!("http://127.0.0.1:{closed}/"))
+        .send()
+        .is_err());
+    let text = body(addr, "/metrics", None);
+    let ok = format!(
+        "moria_http_client_requests_total{{host=\"127.0.0.1:{}\",status=\"2xx\"}} 2",
+        addr.port()
+    );
+    assert!(text.contains(&ok), "{ok} not in\n{text}");
+    let refused =
+        format!("moria_http_client_connect_errors_total{{host=\"127.0.0.1:{closed}\"}} 1");
+    assert!(text.contains(&refused), "{refused} not in\n{text}");
     let open = body(
         addr,
         "/metrics",
