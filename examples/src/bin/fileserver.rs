@@ -82,6 +82,9 @@ struct Args {
     /// Serve /metrics (Prometheus), /healthz and /readyz on this separate address.
     #[arg(long, env = "MORIA_METRICS")]
     metrics: Option<String>,
+    /// Record no request metrics (connection counters stay).
+    #[arg(long, env = "MORIA_NO_METRICS")]
+    no_metrics: bool,
     /// Send every file-system call through the offload pool (no fast path on the fiber).
     #[arg(long, env = "MORIA_NO_INLINE_IO")]
     no_inline_io: bool,
@@ -122,7 +125,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .listeners_per_address(workers)
         .shutdown_token(shutdown::global().clone())
         .shutdown_grace(Duration::from_secs(args.grace_secs))
-        .max_connections(args.max_connections);
+        .max_connections(args.max_connections)
+        .metrics(!args.no_metrics);
     let mut certificate = "";
     if !args.no_https {
         let identity = match (&args.cert, &args.key) {

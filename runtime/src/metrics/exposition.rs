@@ -127,44 +127,29 @@ impl Family<'_> {
         } else {
             ""
         };
-        self.line(suffix, labels, None, v);
+        self.line(suffix, labels, Le::None, v);
         self
     }
 
     /// Writes one histogram series with `labels`: its buckets, sum and count.
     pub fn observed(&mut self, labels: &[(&str, &str)], h: &HistogramSnapshot) -> &mut Self {
         debug_assert!(self.kind == Kind::Histogram, "{}: use value()", self.name);
-        let mut le = String::new();
         for (i, n) in h.cumulative.iter().enumerate() {
-            le.clear();
-            match BUCKETS_MICROS.get(i) {
-                Some(&b) => {
-                    let _ = write!(le, "{}", Seconds(b));
-                }
-                None => le.push_str("+Inf"),
-            }
-            self.line("_bucket", labels, Some(&le), n);
+            let le = BUCKETS_MICROS.get(i).map_or(Le::Inf, |&b| Le::Bound(b));
+            self.line("_bucket", labels, le, n);
         }
-        self.line("_sum", labels, None, Seconds(h.sum_micros));
-        self.line("_count", labels, None, h.count);
+        self.line("_sum", labels, Le::None, Seconds(h.sum_micros));
+        self.line("_count", labels, Le::None, h.count);
         self
     }
 
-    fn line(
-        &mut self,
-        suffix: &str,
-        labels: &[(&str, &str)],
-        le: Option<&str>,
-        v: impl fmt::Display,
-    ) {
+    fn line(&mut self, suffix: &str, labels: &[(&str, &str)], le: Le, v: impl fmt::Display) {
         let out = &mut *self.out;
         out.push_str(self.name);
         out.push_str(suffix);
-        let extra = le.map(|l| ("le", l));
-        let mut all = labels.iter().copied().chain(extra).peekable();
-        if all.peek().is_some() {
+        if !labels.is_empty() || le != Le::None {
             out.push('{');
-            for (i, (k, v)) in all.enumerate() {
+            for (i, (k, v)) in labels.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -173,10 +158,28 @@ impl Family<'_> {
                 escape_label(out, v);
                 out.push('"');
             }
+            if !labels.is_empty() && le != Le::None {
+                out.push(',');
+            }
+            match le {
+                Le::None => {}
+                Le::Bound(b) => {
+                    let _ = write!(out, "le=\"{}\"", Seconds(b));
+                }
+                Le::Inf => out.push_str("le=\"+Inf\""),
+            }
             out.push('}');
         }
         let _ = writeln!(out, " {v}");
     }
+}
+
+/// A histogram sample's `le` label: none, a bucket bound in microseconds, or `+Inf`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Le {
+    None,
+    Bound(u64),
+    Inf,
 }
 
 /// Microseconds written as seconds (`250` → `0.00025`).

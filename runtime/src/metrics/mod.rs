@@ -16,6 +16,7 @@ mod exposition;
 mod instruments;
 mod runtime;
 
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 pub use exposition::{Exposition, Family, Format};
@@ -31,8 +32,11 @@ pub trait Collect: Send + Sync {
 /// Collectors in registration order (the runtime's comes first, unregistered).
 static COLLECTORS: Mutex<Vec<&'static dyn Collect>> = Mutex::new(Vec::new());
 
-/// Bytes reserved for a scrape's text before it is written.
+/// Bytes reserved for the first scrape's text; later ones reserve the last one's size and an
+/// eighth, so a scrape's text is one allocation.
 const SCRAPE_CAPACITY: usize = 16 * 1024;
+/// The length of the last scrape's text.
+static LAST_SCRAPE: AtomicUsize = AtomicUsize::new(0);
 
 /// Adds `c` to every later [`gather`] (once: registering the same collector again does nothing).
 pub fn register(c: &'static dyn Collect) {
@@ -44,11 +48,14 @@ pub fn register(c: &'static dyn Collect) {
 
 /// One scrape: the runtime's metrics, then every registered collector's, in `format`.
 pub fn gather(format: Format) -> String {
-    let mut out = Exposition::new(format, SCRAPE_CAPACITY);
+    let last = LAST_SCRAPE.load(Relaxed);
+    let mut out = Exposition::new(format, SCRAPE_CAPACITY.max(last + last / 8));
     runtime::collect(&mut out);
     let all = COLLECTORS.lock().unwrap_or_else(|e| e.into_inner()).clone();
     for c in all {
         c.collect(&mut out);
     }
-    out.finish()
+    let text = out.finish();
+    LAST_SCRAPE.store(text.len(), Relaxed);
+    text
 }
