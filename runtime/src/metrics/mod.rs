@@ -5,7 +5,7 @@
 //!
 //! - `instruments.rs`: the instruments and the fixed histogram bounds.
 //! - `exposition.rs`: [`Format`] (negotiated from `Accept`), [`Exposition`], [`Family`].
-//! - `runtime.rs`: the runtime's own collector ([`stats()`](crate::stats) as metrics).
+//! - `runtime.rs`: the runtime's own collector ([`stats()`](crate::stats()) as metrics).
 //! - here: [`register`] and [`gather`].
 //!
 //! Written here rather than taken from `prometheus-client` or `metrics`: the former's histograms

@@ -1,5 +1,5 @@
 //! The runtime's metrics: fibers, stacks, the offload pool, parked sockets and workers, read from
-//! [`stats()`](crate::stats).
+//! [`stats()`](crate::stats()).
 
 use super::Exposition;
 
