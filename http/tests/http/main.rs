@@ -21,6 +21,7 @@ mod client_tinyproxy;
 mod client_tls;
 mod connection_parking;
 mod connection_paths;
+mod health_probes;
 mod metrics_prometheus;
 mod parser_fuzz;
 mod protocol_framing;
