@@ -14,7 +14,13 @@
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
-//! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
+//! - [`metrics`]: the `/metrics` handler (Prometheus text or OpenMetrics) and the server's
+//!   collector: connections, requests by method and status class, bytes, TLS handshakes, request
+//!   durations per route pattern.
+//! - [`health`]: `/healthz` and `/readyz` probes ([`health::Readiness`]: 503 while draining or
+//!   while a check fails).
+//! - [`access_log`]: Common, Combined or JSON lines through `log`, [`access_log::AccessLogger`]
+//!   to stderr or a file reopened on SIGHUP; [`html`]: HTML text escaping.
 //! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
 //!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
 //!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
@@ -43,10 +49,12 @@ mod error;
 pub mod fuzzing;
 mod h1;
 pub mod handler;
+pub mod health;
 pub mod html;
 mod http_date;
 pub mod limits;
 pub mod method;
+pub mod metrics;
 pub mod percent;
 pub mod range;
 pub mod request;

@@ -3,10 +3,12 @@
 
 use std::borrow::Cow;
 use std::net::SocketAddr;
+use std::sync::Arc;
 
 use crate::body::RequestBody;
 use crate::h1::Head;
 use crate::method::{Method, Version};
+use crate::metrics::RouteStat;
 use crate::percent;
 use crate::tls_info::TlsInfo;
 
@@ -15,12 +17,15 @@ use crate::tls_info::TlsInfo;
 pub(crate) struct Params {
     arena: String,
     spans: Vec<(usize, usize, usize)>,
+    /// The route that matched, for its pattern and duration histogram.
+    pub(crate) route: Option<Arc<RouteStat>>,
 }
 
 impl Params {
     pub(crate) fn clear(&mut self) {
         self.arena.clear();
         self.spans.clear();
+        self.route = None;
     }
 
     pub(crate) fn push(&mut self, name: &str, value: &str) {
@@ -147,6 +152,12 @@ impl<'a> Request<'a> {
         self.params.get(name)
     }
 
+    /// The pattern of the route that matched (`/users/:id`), once a [`Router`](crate::Router)
+    /// routed the request: the label of its duration metrics and access-log field.
+    pub fn route_pattern(&self) -> Option<&str> {
+        self.params.route.as_deref().map(RouteStat::pattern)
+    }
+
     /// Every route parameter as `(name, value)`.
     pub fn params(&self) -> impl Iterator<Item = (&str, &str)> {
         self.params.iter()
@@ -165,6 +176,10 @@ impl<'a> Request<'a> {
     pub(crate) fn set_params(&mut self, f: impl FnOnce(&mut Params)) {
         self.params.clear();
         f(self.params);
+    }
+
+    pub(crate) fn set_route(&mut self, route: &Arc<RouteStat>) {
+        self.params.route = Some(Arc::clone(route));
     }
 }
 

@@ -4,9 +4,11 @@
 //! (HEAD is served by GET routes; OPTIONS answers 204 with `Allow` unless routed).
 
 use std::cmp::Ordering;
+use std::sync::Arc;
 
 use crate::handler::{Handler, HandlerResult};
 use crate::method::Method;
+use crate::metrics::RouteStat;
 use crate::request::Request;
 use crate::response::{respond_error, Response};
 
@@ -32,6 +34,7 @@ struct Route {
     other: Option<String>,
     segments: Vec<Segment>,
     handler: Box<dyn Handler>,
+    stat: Arc<RouteStat>,
 }
 
 /// A request router; itself a [`Handler`].
@@ -152,6 +155,7 @@ impl Router {
             other: None,
             segments: parse_pattern(pattern),
             handler: Box::new(handler),
+            stat: RouteStat::register(method.as_str(), pattern),
         });
         self
     }
@@ -163,6 +167,7 @@ impl Router {
             other: Some(method.to_string()),
             segments: parse_pattern(pattern),
             handler: Box::new(handler),
+            stat: RouteStat::register(method, pattern),
         });
         self
     }
@@ -244,6 +249,7 @@ impl Handler for Router {
         if let Some(route) = route {
             let segments = &route.segments;
             req.set_params(|p| bind(segments, path, |k, v| p.push(k, v)));
+            req.set_route(&route.stat);
             return route.handler.handle(req, res);
         }
         if let Some(f) = &self.fallback {

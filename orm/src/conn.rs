@@ -9,6 +9,7 @@ use std::cell::{Cell, RefCell, RefMut};
 use std::path::Path;
 use std::time::Duration;
 
+use rusqlite::trace::{TraceEvent, TraceEventCodes};
 use rusqlite::{Connection, OpenFlags};
 
 use crate::error::{Error, Result};
@@ -250,7 +251,16 @@ impl Conn {
         Ok(conn)
     }
 
-    fn setup(db: Connection, opts: &ConnOptions) -> Result<Self> {
+    fn setup(mut db: Connection, opts: &ConnOptions) -> Result<Self> {
+        crate::metrics::register();
+        db.trace_v2(
+            TraceEventCodes::SQLITE_TRACE_PROFILE,
+            Some(|e: TraceEvent<'_>| {
+                if let TraceEvent::Profile(_, d) = e {
+                    crate::metrics::statement(Backend::Sqlite, d);
+                }
+            }),
+        )?;
         db.set_prepared_statement_cache_capacity(opts.statement_cache);
         db.busy_timeout(opts.busy_timeout)?;
         let limit = db

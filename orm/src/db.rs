@@ -287,6 +287,8 @@ impl Db {
         F: FnOnce(&Conn) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
+        #[cfg(feature = "tracing")]
+        let _span = self.call_span("run").entered();
         self.inner.writer.call(self.id(), f)
     }
 
@@ -296,10 +298,23 @@ impl Db {
         F: FnOnce(&Conn) -> Result<R> + Send + 'static,
         R: Send + 'static,
     {
+        #[cfg(feature = "tracing")]
+        let _span = self.call_span("read").entered();
         match &self.inner.readers {
             Some(r) => r.call(self.id(), f),
             None => self.inner.writer.call(self.id(), f),
         }
+    }
+
+    /// The span of one call on this database (feature `tracing`): it follows the calling
+    /// fiber, and PostgreSQL statements nest under it.
+    #[cfg(feature = "tracing")]
+    fn call_span(&self, kind: &'static str) -> tracing::Span {
+        let backend = match self.backend() {
+            crate::conn::Backend::Sqlite => "sqlite",
+            crate::conn::Backend::Postgres => "postgres",
+        };
+        tracing::debug_span!("orm", kind, backend)
     }
 
     /// Runs `f` in a transaction on the writer: commit on `Ok`, roll back on `Err` or panic.

@@ -16,7 +16,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// SQLite reported an error that has no more specific variant.
     #[error("sqlite: {0}")]
-    Sqlite(#[from] rusqlite::Error),
+    Sqlite(#[source] rusqlite::Error),
     /// PostgreSQL reported an error that has no more specific variant ([`pg::Error::code`]
     /// gives its SQLSTATE).
     #[error("{0}")]
@@ -193,6 +193,19 @@ impl Error {
             field,
             source,
         }
+    }
+}
+
+impl From<rusqlite::Error> for Error {
+    /// Wraps a SQLite error, counting busy and locked ones for the metrics.
+    fn from(e: rusqlite::Error) -> Self {
+        if matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        ) {
+            crate::metrics::SQLITE_BUSY.inc();
+        }
+        Error::Sqlite(e)
     }
 }
 

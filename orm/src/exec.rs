@@ -18,9 +18,11 @@ use postgres_types::{IsNull, ToSql, Type};
 use rusqlite::types::{ToSqlOutput, Value, ValueRef};
 
 use std::cell::RefCell;
+use std::time::Instant;
 
 use crate::conn::{Backend, Conn, PgHandle};
 use crate::error::{Error, Result};
+use crate::metrics;
 use crate::model::Model;
 use crate::pg;
 use crate::row_values::BoxError;
@@ -161,7 +163,15 @@ impl Conn {
     ) -> Result<u64> {
         self.on_engine(
             |_| Err(Error::Config("not a PostgreSQL connection".into())),
-            |cell| self.pg_run_on(cell, sql, params, each),
+            |cell| {
+                #[cfg(feature = "tracing")]
+                let _span =
+                    tracing::debug_span!("orm.statement", backend = "postgres", sql).entered();
+                let started = Instant::now();
+                let r = self.pg_run_on(cell, sql, params, each);
+                metrics::statement(Backend::Postgres, started.elapsed());
+                r
+            },
         )
     }
 

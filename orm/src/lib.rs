@@ -19,6 +19,7 @@
 //! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth (feature `rest`, on by default) |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
+//! | `metrics` | statements and durations by backend, pool waits and timeouts, shared-connection queue depth, SQLite busy errors (moria-runtime's registry) |
 //! | `error` | [`Error`], [`Result`], [`OptionalExt`] |
 //!
 //! ```
@@ -47,6 +48,7 @@ mod error;
 mod exec;
 mod field;
 mod json;
+mod metrics;
 mod model;
 pub mod pg;
 mod query;

@@ -15,8 +15,11 @@
 //! | [`net`] | `TcpListener`, `TcpStream` (+ `split`, `read_within`: a coarse deadline, no timer), `UdpSocket`, `UnixListener`, `UnixStream`, `ParkingLot` (serve when readable) |
 //! | [`time`] | `Deadline`: every blocking call has a timed form; expiry is `ErrorKind::TimedOut` |
 //! | [`shutdown`] | `ShutdownToken`, SIGINT/SIGTERM, `drain(deadline)` |
+//! | [`log_file`] | `LogFile`: a log file reopened after `SIGHUP` (logrotate) |
 //! | [`logger`] | `QueuedLogger`: `log` records to a writer thread through a bounded queue; never blocks a fiber |
+//! | [`metrics`] | `Counter`, `Gauge`, `Histogram` (atomics), `register` a `Collect`or, `gather` a Prometheus/OpenMetrics scrape |
 //! | [`stats`](mod@stats) | `stats()`: atomic counters with a `Display` table |
+//! | `trace` (feature `tracing`) | `FiberRegistry`: `tracing` spans whose current span follows the fiber, not the thread |
 //! | [`startup`] | `vm.max_map_count` check, `RLIMIT_NOFILE` raise |
 //!
 //! Inside, not public: `engine/` (the only files that name `may`: what the rest of the crate
@@ -55,7 +58,9 @@ mod engine;
 mod error;
 pub mod fiber;
 pub mod local;
+pub mod log_file;
 pub mod logger;
+pub mod metrics;
 pub mod net;
 mod overflow;
 pub mod scope;
@@ -65,6 +70,8 @@ pub mod startup;
 pub mod stats;
 pub mod sync;
 pub mod time;
+#[cfg(feature = "tracing")]
+pub mod trace;
 mod wake_timer;
 
 pub use blocking::{blocking, blocking_io};

@@ -32,6 +32,9 @@ struct Args {
     /// With --body-bytes: share one `Bytes` between responses instead of a `Vec` each.
     #[arg(long)]
     shared: bool,
+    /// Record no request metrics (the baseline of compare's metrics rows).
+    #[arg(long)]
+    no_metrics: bool,
 }
 
 fn hello(_req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
@@ -77,6 +80,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .listen(args.listen)
         .server_header(Some("M"))
         .listeners_per_address(per_address)
+        .metrics(!args.no_metrics)
         .shutdown_token(shutdown::global().clone());
     let server = match args.body_bytes {
         0 => builder.start(hello)?,

@@ -13,11 +13,15 @@
 //! `--db postgres://user:pass@host:5432/db` runs the same application on PostgreSQL (tables are
 //! created on start; `--pool-size` connections shared by every request).
 //!
+//! `--metrics 127.0.0.1:9090` serves `/metrics` (Prometheus), `/healthz` and `/readyz` (503
+//! while shutting down or when the database does not answer) on a separate listener.
+//!
 //! Flags have `MORIA_*` environment twins. With `--user`/`--password` every request needs HTTP
 //! Basic credentials (`curl -u user:password`); with `--jwt-secret` a Bearer HS256 token instead.
 
 use clap::{Parser, ValueEnum};
 use moria_crypto::jwt::{JwtKey, Validation};
+use moria_http::health::Readiness;
 use moria_http::{Router, Server};
 use moria_orm::rest::{BasicAuth, JwtAuth};
 use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
@@ -86,6 +90,10 @@ struct Args {
     /// Require a Bearer JWT signed with this HS256 secret (at least 32 bytes).
     #[arg(long, env = "MORIA_JWT_SECRET", conflicts_with = "user")]
     jwt_secret: Option<String>,
+    /// Serve /metrics (Prometheus), /healthz and /readyz (the database answers) on this
+    /// separate address.
+    #[arg(long, env = "MORIA_METRICS")]
+    metrics: Option<String>,
 }
 
 /// Opens the database the flags describe: WAL with readers for the SQLite file modes that
@@ -116,6 +124,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.ensure_schema::<Task>()?;
     db.ensure_schema::<Tag>()?;
 
+    let probe = db.clone();
     let mut rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
     if let (Some(user), Some(password)) = (&args.user, &args.password) {
         rest = rest.auth(BasicAuth::new("appserver", user, password));
@@ -134,12 +143,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .max_body(body_limit)
         .shutdown_token(shutdown::global().clone())
         .start(router)?;
+    let metrics = match &args.metrics {
+        Some(addr) => {
+            let token = shutdown::global().clone();
+            let ready = Readiness::new(token.clone()).check("database", move || {
+                probe
+                    .read(|c| c.execute_batch("SELECT 1"))
+                    .map_err(|e| e.to_string())
+            });
+            let m = moria_examples::metrics_listener(addr, token, ready)?;
+            log::info!("metrics on http://{}/metrics", m.local_addr());
+            Some(m)
+        }
+        None => None,
+    };
     log::info!(
         "try: curl -s -X POST http://{}/{}/Task -d '{{\"title\":\"hello\"}}'",
         server.local_addr(),
         args.root
     );
     server.wait();
+    if let Some(m) = &metrics {
+        m.wait();
+    }
     log::logger().flush();
     Ok(())
 }

@@ -21,8 +21,11 @@ use std::time::Duration;
 use clap::Parser;
 use moria_crypto::pki::Pki;
 use moria_crypto::{Identity, TlsAcceptor};
+use moria_http::access_log::{self, Sink};
 use moria_http::compress::Compression;
+use moria_http::health::Readiness;
 use moria_http::{Server, StaticFiles};
+use moria_runtime::log_file::LogFile;
 use moria_runtime::shutdown;
 
 /// Command-line flags (each has a `MORIA_*` environment equivalent).
@@ -66,9 +69,22 @@ struct Args {
     /// Keep small files open for this many seconds between checks (0: no open-file cache).
     #[arg(long, env = "MORIA_CACHE_SECS", default_value_t = 0)]
     cache_secs: u64,
-    /// Log one line per request (target `moria_http::access`).
+    /// Log one line per request to stderr (or --access-log-file), bare, in
+    /// --access-log-format.
     #[arg(long, env = "MORIA_ACCESS_LOG")]
     access_log: bool,
+    /// Access-log line format: common, combined or json (implies --access-log).
+    #[arg(long, env = "MORIA_ACCESS_LOG_FORMAT")]
+    access_log_format: Option<access_log::Format>,
+    /// Write the access log to this file, reopened on SIGHUP (implies --access-log).
+    #[arg(long, env = "MORIA_ACCESS_LOG_FILE")]
+    access_log_file: Option<PathBuf>,
+    /// Serve /metrics (Prometheus), /healthz and /readyz on this separate address.
+    #[arg(long, env = "MORIA_METRICS")]
+    metrics: Option<String>,
+    /// Record no request metrics (connection counters stay).
+    #[arg(long, env = "MORIA_NO_METRICS")]
+    no_metrics: bool,
     /// Send every file-system call through the offload pool (no fast path on the fiber).
     #[arg(long, env = "MORIA_NO_INLINE_IO")]
     no_inline_io: bool,
@@ -82,8 +98,15 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
-    let access = if args.access_log { "info" } else { "warn" };
-    moria_examples::init_logging(&format!("info,may=warn,moria_http::access={access}"))?;
+    let access = match &args.access_log_file {
+        Some(path) => Some(Sink::File(LogFile::open(path)?)),
+        None if args.access_log || args.access_log_format.is_some() => Some(Sink::Stderr),
+        None => None,
+    };
+    if let Some(f) = args.access_log_format {
+        access_log::set_format(f);
+    }
+    moria_examples::init_logging_with_access("info,may=warn,moria_http::access=warn", access)?;
     let runtime = moria_examples::start_runtime(args.workers)?;
     let workers = runtime.config().workers;
 
@@ -102,7 +125,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .listeners_per_address(workers)
         .shutdown_token(shutdown::global().clone())
         .shutdown_grace(Duration::from_secs(args.grace_secs))
-        .max_connections(args.max_connections);
+        .max_connections(args.max_connections)
+        .metrics(!args.no_metrics);
     let mut certificate = "";
     if !args.no_https {
         let identity = match (&args.cert, &args.key) {
@@ -123,6 +147,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     shutdown::listen_for_signals()?;
     let server = server.start(files)?;
+    let metrics = match &args.metrics {
+        Some(addr) => {
+            let token = shutdown::global().clone();
+            let ready = Readiness::new(token.clone());
+            Some(moria_examples::metrics_listener(addr, token, ready)?)
+        }
+        None => None,
+    };
 
     let urls: Vec<String> = server
         .local_addrs()
@@ -135,11 +167,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         format!("; {certificate}")
     };
+    let metrics_url = metrics
+        .as_ref()
+        .map(|m| format!("; metrics on {}", url("http", m.local_addr())))
+        .unwrap_or_default();
     println!(
-        "fileserver: serving {root} on {} with {workers} workers{tls}; Ctrl-C to stop",
+        "fileserver: serving {root} on {} with {workers} workers{tls}{metrics_url}; Ctrl-C to \
+         stop",
         urls.join(" and ")
     );
     server.wait();
+    if let Some(m) = &metrics {
+        m.wait();
+    }
     log::info!("fileserver: stopped");
     log::logger().flush();
     Ok(())

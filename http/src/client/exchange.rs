@@ -68,7 +68,11 @@ pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) ->
                     client.config.connect_timeout,
                     timing,
                     &client.tls,
-                )?,
+                )
+                .inspect_err(|e| match e {
+                    Error::Tls { .. } | Error::TlsVerify { .. } => host.figures.tls_errors.inc(),
+                    _ => host.figures.connect_errors.inc(),
+                })?,
                 slot,
                 reused: false,
             },
@@ -77,8 +81,12 @@ pub(crate) fn perform(client: &Inner, mut req: Outgoing<'_>, timing: &Timing) ->
         // Plain HTTP through a proxy: absolute-form targets and the proxy's credentials.
         let forward = proxy.filter(|_| !req.url.is_https());
         match attempt(client, pooled, &mut req, forward, timing) {
-            Ok(r) => return Ok(r),
+            Ok(r) => {
+                host.figures.response(r.status());
+                return Ok(r);
+            }
             Err(f) if f.stale && reused && idempotent(req.method) && req.body.replayable() => {
+                host.figures.retries.inc();
                 log::debug!(
                     "{}: reused connection was closed; retrying on a new one",
                     req.url

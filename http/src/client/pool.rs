@@ -10,6 +10,7 @@ use moria_runtime::sync::{Condvar, Mutex};
 use super::conn::Connection;
 use super::proxy::ProxyServer;
 use super::url::Url;
+use crate::metrics::{figures_for, register_host, ClientFigures, HostView};
 
 /// The pool's settings (see the client builder for each default).
 #[derive(Debug, Clone, Copy)]
@@ -43,6 +44,11 @@ pub(crate) struct Host {
     config: PoolConfig,
     state: Mutex<HostState>,
     freed: Condvar,
+    /// `host:port`, the metrics label.
+    label: String,
+    /// Requests, retries and errors, for the metrics (shared by every client's pool for
+    /// this host).
+    pub(crate) figures: Arc<ClientFigures>,
 }
 
 #[derive(Default)]
@@ -93,11 +99,16 @@ impl Pool {
         };
         let mut hosts = self.hosts.lock();
         Arc::clone(hosts.entry(key).or_insert_with(|| {
-            Arc::new(Host {
+            let label = format!("{}:{}", url.host(), url.port());
+            let host = Arc::new(Host {
                 config: self.config,
                 state: Mutex::new(HostState::default()),
                 freed: Condvar::new(),
-            })
+                figures: figures_for(&label),
+                label,
+            });
+            register_host(Arc::downgrade(&host) as _);
+            host
         }))
     }
 }
@@ -150,6 +161,17 @@ impl Host {
     /// Connections open to this host right now (idle ones included).
     pub(crate) fn open(&self) -> usize {
         self.state.lock().open
+    }
+}
+
+impl HostView for Host {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn connections(&self) -> (usize, usize) {
+        let state = self.state.lock();
+        (state.idle.len(), state.open - state.idle.len())
     }
 }
 

@@ -6,6 +6,7 @@
 //! handler errors and invalid responses turned into a logged 500.
 //!
 //! - here: [`Dispatcher`], the protocol-neutral part.
+//! - `trace.rs` (feature `tracing`): the span each request runs in.
 //! - `h1/`: HTTP/1.1 — the codec's connection loop calls it through `h1::Dispatch` for each
 //!   parsed head (`mod.rs`), and it writes the response back through the codec's encoder
 //!   (`respond.rs`).
@@ -15,6 +16,8 @@
 //! request reaches a handler").
 
 pub(crate) mod h1;
+#[cfg(feature = "tracing")]
+mod trace;
 
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -56,6 +59,10 @@ impl Dispatcher<'_> {
         log_route: impl Fn() -> String,
     ) {
         self.state.handling(route, fresh);
+        #[cfg(feature = "tracing")]
+        let (span, started) = (trace::request_span(req), std::time::Instant::now());
+        #[cfg(feature = "tracing")]
+        let entered = span.enter();
         let result = catch_unwind(AssertUnwindSafe(|| self.handler.handle(req, res)));
         match result {
             Ok(Ok(())) => {}
@@ -77,6 +84,11 @@ impl Dispatcher<'_> {
         if let Some(why) = res.invalid {
             log::error!("{} {}: invalid response: {why}", self.peer, log_route());
             respond_error(res, 500);
+        }
+        #[cfg(feature = "tracing")]
+        {
+            drop(entered);
+            trace::finish(&span, req, res, started);
         }
     }
 }

@@ -22,6 +22,7 @@ use crate::counters::Counters;
 use crate::dispatch::h1::ConnCtx;
 use crate::dispatch::Dispatcher;
 use crate::h1::{self, ConnMemory, Ending};
+use crate::metrics::Metered;
 use crate::tls;
 use crate::tls_info::TlsInfo;
 use crate::tracker::Registration;
@@ -153,6 +154,7 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
         // acts on a connection whose fiber is still running.
         Some(acceptor) => match handshake(acceptor, stream, &reg.state.idle, &shared.token) {
             Ok(stream) => {
+                Counters::bump(&shared.counters.tls_handshakes);
                 if stream.records_by_moria() {
                     Counters::bump(&shared.counters.tls_handoffs);
                 }
@@ -160,6 +162,7 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
                 Io::Tls(Box::new((stream, info)))
             }
             Err(e) => {
+                shared.counters.tls_failed(&e, shared.token.is_triggered());
                 log::debug!("{peer}: TLS handshake failed: {e}");
                 return;
             }
@@ -197,12 +200,20 @@ fn serve(mut conn: Connection) {
             },
             token: &shared.token,
         };
+        let (pool, counters) = (&shared.conns, &shared.counters);
         match io {
-            Io::Plain(stream) => h1::serve(stream, &ctx, &shared.conns, memory),
+            Io::Plain(s) if shared.cfg.metrics => {
+                h1::serve(&mut Metered::new(s, counters), &ctx, pool, memory)
+            }
+            Io::Plain(s) => h1::serve(s, &ctx, pool, memory),
             Io::Tls(tls) => {
                 let (stream, info) = &mut **tls;
                 ctx.dispatcher.tls = Some(info);
-                h1::serve(stream, &ctx, &shared.conns, memory)
+                if shared.cfg.metrics {
+                    h1::serve(&mut Metered::new(stream, counters), &ctx, pool, memory)
+                } else {
+                    h1::serve(stream, &ctx, pool, memory)
+                }
             }
         }
     };

@@ -32,6 +32,7 @@ pub struct ServerBuilder {
     listeners_per_address: usize,
     token: Option<ShutdownToken>,
     grace: Duration,
+    metrics: bool,
 }
 
 impl Default for ServerBuilder {
@@ -45,6 +46,7 @@ impl Default for ServerBuilder {
             listeners_per_address: 1,
             token: None,
             grace: limits::DEFAULT_SHUTDOWN_GRACE,
+            metrics: true,
         }
     }
 }
@@ -173,6 +175,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Records request, byte and duration metrics for `/metrics` (default on; off leaves only
+    /// the connection counters of [`ServerStats`](crate::ServerStats)).
+    pub fn metrics(mut self, on: bool) -> Self {
+        self.metrics = on;
+        self
+    }
+
     fn validate(&self) -> Result<()> {
         let l = &self.limits;
         if self.addrs.is_empty() {
@@ -240,7 +249,9 @@ impl ServerBuilder {
                     .server_header
                     .map(|v| format!("Server: {v}\r\n").into_bytes()),
                 compression: self.compression,
+                metrics: self.metrics,
             },
+            label: addrs[0].to_string(),
             handler: Box::new(handler),
             tracker: Arc::new(Tracker::new(self.max_connections)),
             token: token.clone(),
@@ -253,6 +264,7 @@ impl ServerBuilder {
             })?,
             conns: ConnPool::default(),
         });
+        crate::metrics::register_server(Arc::downgrade(&shared) as _);
         for (l, tls) in listeners {
             let s = Arc::clone(&shared);
             FiberBuilder::new()

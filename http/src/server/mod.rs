@@ -31,6 +31,7 @@ use crate::counters::Counters;
 use crate::dispatch::h1::{ConnConfig, Exchange};
 use crate::h1::ConnPool;
 use crate::handler::Handler;
+use crate::metrics::ServerView;
 use crate::tracker::Tracker;
 
 /// Default `Server` header value.
@@ -55,6 +56,8 @@ pub(super) struct Shared {
     lot: ParkingLot<Connection>,
     /// Working states (buffers, parsed head, response) of connections being served.
     conns: ConnPool<Exchange>,
+    /// The server's label in metrics: its first bound address.
+    label: String,
 }
 
 /// How a shutdown ended.
@@ -110,13 +113,7 @@ impl Server {
 
     /// The server's counters since it started.
     pub fn stats(&self) -> ServerStats {
-        let shared = &self.shared;
-        let mut stats = shared.counters.snapshot(shared.tracker.reclaimed());
-        stats.parked = shared.lot.parked() as u64;
-        let (pooled, busy) = shared.conns.counts();
-        stats.pooled_states = pooled as u64;
-        stats.busy_states = busy as u64;
-        stats
+        self.shared.stats()
     }
 
     /// The token that stops this server.
@@ -146,6 +143,29 @@ impl Server {
         ShutdownReport {
             aborted: self.shared.aborted.load(Ordering::Acquire),
         }
+    }
+}
+
+impl ServerView for Shared {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    fn stats(&self) -> ServerStats {
+        let mut stats = self.counters.snapshot(self.tracker.reclaimed());
+        stats.parked = self.lot.parked() as u64;
+        let (pooled, busy) = self.conns.counts();
+        stats.pooled_states = pooled as u64;
+        stats.busy_states = busy as u64;
+        stats
+    }
+
+    fn open(&self) -> u64 {
+        self.tracker.live() as u64
     }
 }
 

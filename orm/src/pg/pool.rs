@@ -24,6 +24,7 @@ use super::config::Config;
 use super::connection::TxStatus;
 use super::error::{Error, Result};
 use super::shared::SharedClient;
+use crate::metrics;
 
 /// Connections per pool unless configured.
 pub const DEFAULT_POOL_SIZE: usize = 16;
@@ -113,6 +114,7 @@ impl Pool {
                 "pool size must be 1..={MAX_POOL_SIZE} and pipelined 0..={MAX_POOL_SIZE}"
             )));
         }
+        metrics::register();
         Ok(Pool {
             inner: Arc::new(Inner {
                 permits: Semaphore::new(opts.max_size),
@@ -162,8 +164,12 @@ impl Pool {
 
     /// A connection, waiting up to `timeout` for one to be free ([`Error::PoolTimeout`]).
     pub fn acquire_timeout(&self, timeout: Duration) -> Result<PooledClient> {
-        if !self.inner.permits.try_acquire() && !self.inner.permits.acquire_timeout(timeout) {
-            return Err(Error::PoolTimeout(timeout));
+        if !self.inner.permits.try_acquire() {
+            metrics::POOL_WAITS.inc();
+            if !self.inner.permits.acquire_timeout(timeout) {
+                metrics::POOL_TIMEOUTS.inc();
+                return Err(Error::PoolTimeout(timeout));
+            }
         }
         match self.checkout() {
             Ok(client) => Ok(PooledClient {

@@ -40,6 +40,7 @@ use super::connect_raw::connect_raw;
 use super::connection::Connection;
 use super::error::{Error, Result};
 use super::row::{Column, Row, Statement};
+use crate::metrics;
 
 /// Most request bytes written to the server and not yet answered before the driver waits for
 /// answers (a single larger request is still written, alone).
@@ -369,6 +370,7 @@ impl SharedClient {
                 }
             }
             self.inner.queued.fetch_add(n, Ordering::Relaxed);
+            metrics::PG_SHARED_QUEUED.fetch_add(n as i64, Ordering::Relaxed);
             for ((kind, len), slot) in built.into_iter().zip(&slots) {
                 st.queue.push_back(Request {
                     slot: slot.clone(),
@@ -467,6 +469,7 @@ impl SharedClient {
             let mut st = lock(&self.inner.state);
             if let Some(r) = st.queue.pop_front() {
                 self.inner.queued.fetch_sub(1, Ordering::Relaxed);
+                metrics::PG_SHARED_QUEUED.fetch_sub(1, Ordering::Relaxed);
                 st.sent -= 1;
                 st.in_flight -= r.len;
             }
@@ -501,7 +504,8 @@ impl SharedClient {
             st.out.clear();
             st.sent = 0;
             st.in_flight = 0;
-            self.inner.queued.store(0, Ordering::Relaxed);
+            let was = self.inner.queued.swap(0, Ordering::Relaxed);
+            metrics::PG_SHARED_QUEUED.fetch_sub(was as i64, Ordering::Relaxed);
             std::mem::take(&mut st.queue)
         };
         let mut e = Some(e);

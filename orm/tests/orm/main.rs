@@ -15,6 +15,7 @@ mod crud_types;
 mod db_fibers;
 mod db_reentrancy;
 mod json_io;
+mod metrics_figures;
 mod pg_client;
 mod pg_faults;
 mod pg_shared;

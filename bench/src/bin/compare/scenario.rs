@@ -1,6 +1,7 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
 //! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
-//! 1 GiB file, the transit server against the axum peer on the small and heavy route mixes,
+//! 1 GiB file, hello and the static file with metrics on against the same servers with them off,
+//! the transit server against the axum peer on the small and heavy route mixes,
 //! and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
 
 use serde::Serialize;
@@ -174,6 +175,32 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
             body_bytes: None,
         });
     }
+    out.push(Scenario {
+        name: "metrics-hello-c100".into(),
+        what: "hello, metrics on vs off",
+        moria: Server::MoriaHello,
+        peers: vec![Server::MoriaHelloNoMetrics],
+        path: "/".into(),
+        https: false,
+        load: Load::Wrk {
+            conns: 100,
+            depth: 1,
+        },
+        body_bytes: None,
+    });
+    out.push(Scenario {
+        name: "metrics-files-c100".into(),
+        what: "1312-byte static file, metrics on vs off",
+        moria: Server::MoriaFiles,
+        peers: vec![Server::MoriaFilesNoMetrics],
+        path: format!("/{SMALL_FILE}"),
+        https: false,
+        load: Load::Wrk {
+            conns: 100,
+            depth: 1,
+        },
+        body_bytes: Some(SMALL_SIZE),
+    });
     for https in [false, true] {
         let proto = if https { "https" } else { "http" };
         for (suffix, load) in [

@@ -28,6 +28,10 @@ pub enum Server {
     MoriaHello,
     /// examples/fileserver.
     MoriaFiles,
+    /// bench/src/bin/hello.rs with `--no-metrics` (the metrics rows' baseline).
+    MoriaHelloNoMetrics,
+    /// examples/fileserver with `--no-metrics` (the metrics rows' baseline).
+    MoriaFilesNoMetrics,
     /// nginx with the configuration written by `setup`.
     Nginx,
     /// examples/transit on the generated GTFS feed.
@@ -45,6 +49,8 @@ impl Server {
             Server::Minihttp => "may_minihttp",
             Server::MoriaHello => "moria hello",
             Server::MoriaFiles => "moria fileserver",
+            Server::MoriaHelloNoMetrics => "moria hello, metrics off",
+            Server::MoriaFilesNoMetrics => "moria fileserver, metrics off",
             Server::Nginx => "nginx",
             Server::MoriaTransit => "moria transit",
             Server::TransitAxum => "axum transit peer",
@@ -57,8 +63,8 @@ impl Server {
             Server::MoriaTfb => Some("techempower"),
             Server::HyperTfb => Some("peer_hyper_tfb"),
             Server::Minihttp => Some("peer_minihttp"),
-            Server::MoriaHello => Some("hello"),
-            Server::MoriaFiles => Some("fileserver"),
+            Server::MoriaHello | Server::MoriaHelloNoMetrics => Some("hello"),
+            Server::MoriaFiles | Server::MoriaFilesNoMetrics => Some("fileserver"),
             Server::Nginx => None,
             Server::MoriaTransit => Some("transit"),
             Server::TransitAxum => Some("peer_transit_axum"),
@@ -103,9 +109,12 @@ impl Running {
     /// Starts `kind` and waits until its ports accept connections.
     pub fn start(kind: Server, env: &Env) -> Result<Running, String> {
         let http = free_addr()?;
-        let https = matches!(kind, Server::MoriaFiles | Server::Nginx)
-            .then(free_addr)
-            .transpose()?;
+        let https = matches!(
+            kind,
+            Server::MoriaFiles | Server::MoriaFilesNoMetrics | Server::Nginx
+        )
+        .then(free_addr)
+        .transpose()?;
         let workers = env.workers.to_string();
         let h = http.to_string();
         let program = |name: &str| env.bin.join(name).display().to_string();
@@ -124,14 +133,14 @@ impl Running {
         let db = ["--db", env.pg_url.as_str()];
         let gtfs = env.gtfs.display().to_string();
         let gtfs = ["--gtfs", gtfs.as_str()];
-        let argv: Vec<String> = match kind {
+        let mut argv: Vec<String> = match kind {
             Server::MoriaTfb => common("techempower", &db),
             Server::HyperTfb => common("peer_hyper_tfb", &db),
             Server::Minihttp => common("peer_minihttp", &[]),
-            Server::MoriaHello => common("hello", &[]),
+            Server::MoriaHello | Server::MoriaHelloNoMetrics => common("hello", &[]),
             Server::MoriaTransit => common("transit", &gtfs),
             Server::TransitAxum => common("peer_transit_axum", &gtfs),
-            Server::MoriaFiles => vec![
+            Server::MoriaFiles | Server::MoriaFilesNoMetrics => vec![
                 program("fileserver"),
                 "--root".into(),
                 env.www.display().to_string(),
@@ -159,6 +168,13 @@ impl Running {
                 ]
             }
         };
+        // The metrics rows' baselines: the same program with recording off.
+        if matches!(
+            kind,
+            Server::MoriaHelloNoMetrics | Server::MoriaFilesNoMetrics
+        ) {
+            argv.push("--no-metrics".into());
+        }
         let mut cmd = if env.cpus.is_empty() {
             Command::new(&argv[0])
         } else {

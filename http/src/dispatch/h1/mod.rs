@@ -6,16 +6,19 @@
 mod respond;
 
 use std::io;
+use std::time::{Duration, Instant};
 
 use moria_runtime::ShutdownToken;
 
 use super::Dispatcher;
+use crate::access_log;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
 use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scratch};
 use crate::h1::{INIT_READ_BUF, MIN_BODY_ROOM, WRITE_FLUSH_AT};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
+use crate::metrics::unrouted;
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, Response};
@@ -28,6 +31,8 @@ pub(crate) struct ConnConfig {
     /// The whole `Server: ...\r\n` line, if any.
     pub server_line: Option<Vec<u8>>,
     pub compression: Option<Compression>,
+    /// Whether requests are counted and timed for metrics.
+    pub metrics: bool,
 }
 
 /// One HTTP/1.1 connection's context: the [`Dispatch`] its loop calls.
@@ -45,6 +50,8 @@ pub(crate) struct Exchange {
     params: Params,
     path_buf: String,
     scratch: Vec<u8>,
+    /// When the request's head was parsed, if metrics or the access log want its duration.
+    started: Option<Instant>,
 }
 
 impl Scratch for Exchange {
@@ -115,6 +122,7 @@ impl Dispatch for ConnCtx<'_> {
 
         let fresh = conn.wbuf.is_empty();
         let app = &mut conn.app;
+        app.started = (self.cfg.metrics || access_log::enabled()).then(Instant::now);
         app.res.reset();
         let (head_part, rest) = conn.rbuf.split_at_mut(head_end);
         let raw = &head_part[head_start..];
@@ -179,6 +187,9 @@ impl Dispatch for ConnCtx<'_> {
             Some((head_start, head_end)),
         )?;
         self.dispatcher.state.between();
+        if self.cfg.metrics {
+            self.record(&mut conn.app, conn.head.method);
+        }
         Ok(match keep {
             true => Next::KeepAlive,
             false => Next::Close {
@@ -199,5 +210,19 @@ impl Dispatch for ConnCtx<'_> {
         conn.flush(io)?;
         conn.linger(io, self.dispatcher.state, self.token);
         Ok(())
+    }
+}
+
+impl ConnCtx<'_> {
+    /// Counts an answered request and records its duration under its route pattern.
+    fn record(&self, app: &mut Exchange, method: Method) {
+        self.dispatcher
+            .counters
+            .request(method, app.res.status_code());
+        let took = app.started.map_or(Duration::ZERO, |t| t.elapsed());
+        match app.params.route.take() {
+            Some(route) => route.observe(took),
+            None => unrouted(method).observe(took),
+        }
     }
 }

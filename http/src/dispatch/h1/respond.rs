@@ -14,6 +14,7 @@ use crate::compress;
 use crate::counters::Counters;
 use crate::h1::{encode_head, Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
 use crate::method::Version;
+use crate::metrics::RouteStat;
 use crate::response::{BodyKind, StreamFn};
 use crate::status::is_bodyless;
 use crate::transport::Transport;
@@ -110,6 +111,7 @@ impl ConnCtx<'_> {
         let raw = &conn.rbuf[a..b];
         let h = &conn.head;
         let field = |name: &str| find_field(raw, h, name);
+        let app = &conn.app;
         access_log::log(&access_log::Entry {
             peer: self.dispatcher.peer,
             method: h.method_span.get(raw),
@@ -119,6 +121,12 @@ impl ConnCtx<'_> {
             bytes,
             referer: field("referer"),
             user_agent: field("user-agent"),
+            route: app.params.route.as_deref().map(RouteStat::pattern),
+            request_id: app
+                .res
+                .get_header("x-request-id")
+                .or_else(|| field("x-request-id")),
+            duration: app.started.map(|t| t.elapsed()),
         });
     }
 }

@@ -28,6 +28,7 @@ impl Peer {
         let child = Command::new(program)
             .args(args)
             .stdout(Stdio::null())
+            .stderr(Stdio::null())
             .spawn()
             .unwrap_or_else(|e| {
                 panic!("cannot run `{program}` ({e}): install the Debian package `{package}`")
