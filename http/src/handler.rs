@@ -5,7 +5,8 @@ use std::sync::Arc;
 use crate::request::Request;
 use crate::response::Response;
 
-/// Any error a handler may return; it is logged and the client gets a bare 500.
+/// Any error a handler may return. An [`crate::app::HttpError`] becomes its own status; any
+/// other error is logged (with the request id and route) and the client gets a bare 500.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// What a handler returns.
 pub type HandlerResult = Result<(), BoxError>;
@@ -17,12 +18,15 @@ pub trait Handler: Send + Sync + 'static {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult;
 }
 
-impl<F> Handler for F
+/// Any function of request and response returning `Result<(), E>` where `E` boxes into a
+/// [`BoxError`] ([`HandlerResult`], `Result<(), HttpError>`, ...).
+impl<F, E> Handler for F
 where
-    F: Fn(&mut Request<'_>, &mut Response) -> HandlerResult + Send + Sync + 'static,
+    F: Fn(&mut Request<'_>, &mut Response) -> Result<(), E> + Send + Sync + 'static,
+    E: Into<BoxError>,
 {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
-        self(req, res)
+        self(req, res).map_err(Into::into)
     }
 }
 

@@ -10,6 +10,7 @@ use std::io;
 use moria_runtime::ShutdownToken;
 
 use super::Dispatcher;
+use crate::app::Extensions;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
 use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scratch};
@@ -43,6 +44,7 @@ pub(crate) struct ConnCtx<'c> {
 pub(crate) struct Exchange {
     res: Response,
     params: Params,
+    ext: Extensions,
     path_buf: String,
     scratch: Vec<u8>,
 }
@@ -56,6 +58,7 @@ impl Scratch for Exchange {
         self.res.reset();
         self.res.trim(WRITE_FLUSH_AT);
         self.params.clear();
+        self.ext.clear();
         self.path_buf.clear();
     }
 }
@@ -134,6 +137,7 @@ impl Dispatch for ConnCtx<'_> {
             peer: self.dispatcher.peer,
             tls: self.dispatcher.tls,
             params: &mut app.params,
+            ext: &mut app.ext,
             body: RequestBody::new(
                 Input::new(rest, buffered, io),
                 framing,
