@@ -18,15 +18,15 @@ pub trait Handler: Send + Sync + 'static {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult;
 }
 
-/// Any function of request and response returning `Result<(), E>` where `E` boxes into a
-/// [`BoxError`] ([`HandlerResult`], `Result<(), HttpError>`, ...).
-impl<F, E> Handler for F
+/// Any function of request and response returning [`HandlerResult`] (an `HttpError` boxes
+/// into it with `?`). The result type is fixed, not generic, so closures need no annotation
+/// of it; handlers taking the router's state may return `Result<(), HttpError>`.
+impl<F> Handler for F
 where
-    F: Fn(&mut Request<'_>, &mut Response) -> Result<(), E> + Send + Sync + 'static,
-    E: Into<BoxError>,
+    F: Fn(&mut Request<'_>, &mut Response) -> HandlerResult + Send + Sync + 'static,
 {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
-        self(req, res).map_err(Into::into)
+        self(req, res)
     }
 }
 
