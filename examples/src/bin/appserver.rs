@@ -15,11 +15,14 @@
 //!
 //! Flags have `MORIA_*` environment twins. With `--user`/`--password` every request needs HTTP
 //! Basic credentials (`curl -u user:password`); with `--jwt-secret` a Bearer HS256 token instead.
+//! Both are moria-http layers on the router, as are the request ids (`X-Request-Id`) and, with
+//! `--cors-origin`, CORS; their errors use the REST handler's format.
 
 use clap::{Parser, ValueEnum};
 use moria_crypto::jwt::{JwtKey, Validation};
+use moria_http::layer::{BasicAuth, BearerAuth, Cors, RequestId};
 use moria_http::{Router, Server};
-use moria_orm::rest::{BasicAuth, JwtAuth};
+use moria_orm::rest::mormot_error;
 use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
 use moria_runtime::shutdown;
 
@@ -86,6 +89,9 @@ struct Args {
     /// Require a Bearer JWT signed with this HS256 secret (at least 32 bytes).
     #[arg(long, env = "MORIA_JWT_SECRET", conflicts_with = "user")]
     jwt_secret: Option<String>,
+    /// Allow cross-origin requests from this origin (e.g. `https://ui.example`).
+    #[arg(long, env = "MORIA_CORS_ORIGIN")]
+    cors_origin: Option<String>,
 }
 
 /// Opens the database the flags describe: WAL with readers for the SQLite file modes that
@@ -116,17 +122,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     db.ensure_schema::<Task>()?;
     db.ensure_schema::<Tag>()?;
 
-    let mut rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
-    if let (Some(user), Some(password)) = (&args.user, &args.password) {
-        rest = rest.auth(BasicAuth::new("appserver", user, password));
-    } else if let Some(secret) = &args.jwt_secret {
-        rest = rest.auth(JwtAuth::new(
-            JwtKey::hs256(secret.as_bytes())?,
-            Validation::new(),
-        ));
-    }
+    let rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
     let body_limit = rest.body_limit() as u64;
-    let router = rest.routes(Router::new());
+    let mut router = rest
+        .routes(Router::new())
+        .error_renderer(mormot_error)
+        .layer(RequestId::new());
+    if let Some(origin) = &args.cors_origin {
+        let methods = ["GET", "POST", "PUT", "DELETE"];
+        router = router.layer(Cors::new().allow_origin(origin).allow_methods(&methods));
+    }
+    if let (Some(user), Some(password)) = (&args.user, &args.password) {
+        router = router.layer(BasicAuth::new("appserver").user(user, password));
+    } else if let Some(secret) = &args.jwt_secret {
+        let key = JwtKey::hs256(secret.as_bytes())?;
+        router = router.layer(BearerAuth::new(key, Validation::new()));
+    }
 
     shutdown::listen_for_signals()?;
     let server = Server::builder()
