@@ -1,15 +1,17 @@
-//! [`AccessLog`]: one line per request at `info` on the access-log target
-//! ([`crate::access_log::ACCESS_LOG_TARGET`]), with route, status, bytes, duration, request id
-//! and user. Formatted only when the target is enabled; client text is escaped (`{:?}`).
-//! (The server-wide combined-format log stays in `access_log.rs`.)
+//! [`AccessLog`]: one line per request at `info` on the `log` target [`ROUTE_ACCESS_TARGET`],
+//! with route, status, bytes, duration, request id and user. Formatted only when the target
+//! is enabled; client text is escaped (`{:?}`). The server-wide combined-format log
+//! (`access_log.rs`) has a target of its own, so the two can be switched separately.
 
 use std::time::Instant;
 
-use crate::access_log::ACCESS_LOG_TARGET;
 use crate::app::{Layer, Next};
 use crate::handler::HandlerResult;
 use crate::request::Request;
 use crate::response::Response;
+
+/// The `log` target of the layer's lines.
+pub const ROUTE_ACCESS_TARGET: &str = "moria_http::route_access";
 
 /// Logs every request it wraps.
 #[derive(Debug, Default, Clone, Copy)]
@@ -17,7 +19,7 @@ pub struct AccessLog;
 
 impl Layer for AccessLog {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response, next: Next<'_>) -> HandlerResult {
-        if !log::log_enabled!(target: ACCESS_LOG_TARGET, log::Level::Info) {
+        if !log::log_enabled!(target: ROUTE_ACCESS_TARGET, log::Level::Info) {
             next.run(req, res);
             return Ok(());
         }
@@ -28,7 +30,7 @@ impl Layer for AccessLog {
             .memory_body()
             .map_or_else(|| "-".to_string(), |b| b.len().to_string());
         log::info!(
-            target: ACCESS_LOG_TARGET,
+            target: ROUTE_ACCESS_TARGET,
             "{} {:?} {:?} {} {} {}us id={} user={:?}",
             req.peer_addr().ip(),
             req.method_str(),

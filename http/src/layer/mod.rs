@@ -23,7 +23,7 @@ mod rate_limit;
 mod request_id;
 mod security;
 
-pub use access::AccessLog;
+pub use access::{AccessLog, ROUTE_ACCESS_TARGET};
 pub use basic_auth::{read_only, BasicAuth};
 pub use bearer::BearerAuth;
 pub use compress::Compress;
