@@ -27,8 +27,8 @@
 //!   loop, buffers, failure → status, the shared `Date` cache), `role/client/` (response head
 //!   reading). It names no application type.
 //! - `dispatch` (private): the one seam between protocols and the application: `Dispatcher`
-//!   (tracker, `catch_unwind`, counters, errors → 500) and `dispatch/h1` (a parsed h1 head →
-//!   `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
+//!   (tracker, `catch_unwind`, counters, errors → their response through `app::settle`) and
+//!   `dispatch/h1` (a parsed h1 head → `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
 //!   server's event counters. `source` (private): [`Source`] and the multipart/byteranges body.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.

@@ -143,7 +143,8 @@ impl TestRequest {
         } else {
             std::str::from_utf8(raw_path).unwrap_or("/")
         };
-        let (mut params, mut ext, mut sink) = (Params::default(), Extensions::default(), Sink);
+        let (mut params, mut ext, mut sink) =
+            (Params::default(), Extensions::default(), Memory::default());
         let buffered = rest.len();
         let mut req = Request {
             raw: head_bytes,
@@ -267,53 +268,26 @@ fn read_body(kind: BodyKind, buf: &[u8]) -> io::Result<Vec<u8>> {
         }
         BodyKind::Stream(f) => f(&mut out)?,
         BodyKind::Ranges(r) => {
-            let mut sink = Collect(&mut out);
-            r.write_to(&mut sink)?;
+            let mut memory = Memory(out);
+            r.write_to(&mut memory)?;
+            out = memory.0;
         }
     }
     Ok(out)
 }
 
-/// A transport with nothing to read and nowhere to write (the request is all buffered).
-struct Sink;
+/// An in-memory transport: nothing to read (the request is all buffered); what is written is
+/// kept (a multipart body; an interim `100 Continue`, ignored).
+#[derive(Default)]
+struct Memory(Vec<u8>);
 
-impl Read for Sink {
+impl Read for Memory {
     fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
         Ok(0)
     }
 }
 
-impl Write for Sink {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Transport for Sink {
-    fn set_read_timeout(&mut self, _: Option<Duration>) -> io::Result<()> {
-        Ok(())
-    }
-    fn shutdown_write(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn read_within(&mut self, _: &mut [u8], _: Duration) -> io::Result<Option<usize>> {
-        Ok(Some(0))
-    }
-}
-
-/// A transport that collects what is written (a multipart body).
-struct Collect<'v>(&'v mut Vec<u8>);
-
-impl Read for Collect<'_> {
-    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
-        Ok(0)
-    }
-}
-
-impl Write for Collect<'_> {
+impl Write for Memory {
     fn write(&mut self, b: &[u8]) -> io::Result<usize> {
         self.0.extend_from_slice(b);
         Ok(b.len())
@@ -323,7 +297,7 @@ impl Write for Collect<'_> {
     }
 }
 
-impl Transport for Collect<'_> {
+impl Transport for Memory {
     fn set_read_timeout(&mut self, _: Option<Duration>) -> io::Result<()> {
         Ok(())
     }

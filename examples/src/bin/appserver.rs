@@ -114,14 +114,11 @@ fn open_db(args: &Args) -> moria_orm::Result<Db> {
         .open()
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    moria_examples::init_logging("info")?;
-    let args = Args::parse();
-    let db = open_db(&args)?;
-    log::info!("database: {:?}", db.backend());
+/// The application: the REST routes, errors in the REST format, and the layers the flags ask
+/// for; with the body limit the server must enforce.
+fn app(args: &Args, db: Db) -> Result<(Router, u64), Box<dyn std::error::Error>> {
     db.ensure_schema::<Task>()?;
     db.ensure_schema::<Tag>()?;
-
     let rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
     let body_limit = rest.body_limit() as u64;
     let mut router = rest
@@ -138,6 +135,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let key = JwtKey::hs256(secret.as_bytes())?;
         router = router.layer(BearerAuth::new(key, Validation::new()));
     }
+    Ok((router, body_limit))
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    moria_examples::init_logging("info")?;
+    let args = Args::parse();
+    let db = open_db(&args)?;
+    log::info!("database: {:?}", db.backend());
+    let (router, body_limit) = app(&args, db)?;
 
     shutdown::listen_for_signals()?;
     let server = Server::builder()
@@ -183,5 +189,45 @@ mod tests {
         }
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The whole application in-process: REST round trip, auth and CORS layers, errors in
+    /// the REST format.
+    #[test]
+    fn the_application_in_process() {
+        use moria_http::testing::TestRequest;
+        let args = Args::parse_from([
+            "appserver",
+            "--mode",
+            "memory",
+            "--user",
+            "ada",
+            "--password",
+            "pw",
+            "--cors-origin",
+            "https://ui.example",
+        ]);
+        let (app, _) = app(&args, open_db(&args).unwrap()).unwrap();
+        let ada = "Basic YWRhOnB3";
+        let res = TestRequest::post("/api/Task")
+            .header("Authorization", ada)
+            .body(r#"{"title":"write tests","priority":2}"#)
+            .send(&app);
+        assert_eq!(res.status(), 201, "{}", res.text());
+        assert!(res.header("x-request-id").is_some());
+        let res = TestRequest::get("/api/Task/1")
+            .header("Authorization", ada)
+            .send(&app);
+        let task: serde_json::Value = res.json().unwrap();
+        assert_eq!(task["title"], "write tests");
+        let res = TestRequest::get("/api/Task/1").send(&app);
+        assert_eq!(res.status(), 401);
+        let error: serde_json::Value = res.json().unwrap();
+        assert_eq!(error["errorCode"], 401);
+        let res = TestRequest::new("OPTIONS", "/api/Task")
+            .header("Origin", "https://ui.example")
+            .header("Access-Control-Request-Method", "PUT")
+            .send(&app);
+        assert_eq!(res.status(), 204);
     }
 }

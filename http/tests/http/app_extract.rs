@@ -82,6 +82,13 @@ fn problem(res: &moria_http::testing::TestResponse) -> Value {
     res.json().unwrap()
 }
 
+fn detail(res: &moria_http::testing::TestResponse) -> String {
+    problem(res)["detail"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[test]
 fn state_handlers_and_plain_handlers_share_a_router() {
     let app = app();
@@ -132,10 +139,7 @@ fn json_bodies_are_checked() {
         .body("{}")
         .send(&app);
     assert_eq!(res.status(), 415);
-    assert!(problem(&res)["detail"]
-        .as_str()
-        .unwrap()
-        .contains("application/json"));
+    assert!(detail(&res).contains("application/json"));
     let res = TestRequest::post("/tasks").body("{}").send(&app);
     assert_eq!(res.status(), 415, "no Content-Type");
     let res = TestRequest::post("/tasks")
@@ -153,10 +157,7 @@ fn json_bodies_are_checked() {
         .body("{\"title\": 5}")
         .send(&app);
     assert_eq!(res.status(), 400);
-    assert!(problem(&res)["detail"]
-        .as_str()
-        .unwrap()
-        .contains("invalid type"));
+    assert!(detail(&res).contains("invalid type"));
     let big = format!("{{\"title\":\"{}\"}}", "x".repeat(1 << 20));
     let res = TestRequest::post("/tasks")
         .header("Content-Type", "application/json")
