@@ -7,6 +7,7 @@
 
 mod common;
 
+mod app_access_log;
 mod app_compose;
 mod app_cookies;
 mod app_curl;
