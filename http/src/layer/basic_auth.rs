@@ -135,7 +135,11 @@ impl BasicAuth {
         let decoded = from_base64(token.trim())?;
         let colon = decoded.iter().position(|&c| c == b':')?;
         let (name, password) = (&decoded[..colon], &decoded[colon + 1..]);
-        let user = self.users.iter().find(|u| u.name.as_bytes() == name)?;
+        let Some(user) = self.users.iter().find(|u| u.name.as_bytes() == name) else {
+            // Hash anyway, so the time taken does not tell which user names exist.
+            let _ = constant_time_eq(&sha256(password), &[0; 32]);
+            return None;
+        };
         let ok = match &user.secret {
             Secret::Sha256(d) => constant_time_eq(d, &sha256(password)),
             Secret::Pbkdf2 {
