@@ -75,6 +75,11 @@ impl<'a> RequestBody<'a> {
         self.received
     }
 
+    /// The rule or limit a read broke, if one did.
+    pub(crate) fn failure(&self) -> Option<Failure> {
+        self.failure
+    }
+
     /// Sends `100 Continue` the first time the body is wanted, unless bytes already arrived.
     fn send_continue(&mut self) -> io::Result<()> {
         if self.expect == Continue::Pending {

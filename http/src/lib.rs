@@ -9,7 +9,13 @@
 //! - [`stream`]: [`respond_stream`]: HEAD, single and multiple byte ranges, If-Range.
 //! - [`range`]: Range header parsing and merging; [`compress`]: Accept-Encoding negotiation and
 //!   gzip/deflate; [`percent`]: path and query decoding; [`status`]: reason phrases.
-//! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
+//! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow; state
+//!   (`Router::with_state`), layers, `nest`/`mount`, fallback, error renderer.
+//! - [`app`]: writing an application: [`HttpError`] and its renderers, typed extractors
+//!   (`req.json()`, `query_as`, `form`, `param_as`, `res.json()`), [`Layer`]/[`Next`],
+//!   request extensions, cookies (signed, encrypted). [`layer`]: the layers (request id,
+//!   access log, CORS, compression, Basic and Bearer auth, rate limit, deadline, security
+//!   headers). [`testing`]: calling a handler in-process with a built request.
 //! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
@@ -27,8 +33,8 @@
 //!   loop, buffers, failure → status, the shared `Date` cache), `role/client/` (response head
 //!   reading). It names no application type.
 //! - `dispatch` (private): the one seam between protocols and the application: `Dispatcher`
-//!   (tracker, `catch_unwind`, counters, errors → 500) and `dispatch/h1` (a parsed h1 head →
-//!   `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
+//!   (tracker, `catch_unwind`, counters, errors → their response through `app::settle`) and
+//!   `dispatch/h1` (a parsed h1 head → `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
 //!   server's event counters. `source` (private): [`Source`] and the multipart/byteranges body.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.
@@ -38,6 +44,7 @@
 #![warn(missing_docs)]
 
 pub mod access_log;
+pub mod app;
 pub mod body;
 pub mod client;
 pub mod compress;
@@ -52,6 +59,7 @@ pub mod handler;
 pub mod health;
 pub mod html;
 mod http_date;
+pub mod layer;
 pub mod limits;
 pub mod method;
 pub mod metrics;
@@ -65,11 +73,13 @@ mod source;
 pub mod static_files;
 pub mod status;
 pub mod stream;
+pub mod testing;
 mod tls;
 mod tls_info;
 mod tracker;
 mod transport;
 
+pub use app::{Cookie, HttpError, Layer, Next};
 pub use body::RequestBody;
 pub use error::{Error, Result};
 pub use handler::{BoxError, Handler, HandlerResult};

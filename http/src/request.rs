@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use crate::app::Extensions;
 use crate::body::RequestBody;
 use crate::h1::Head;
 use crate::method::{Method, Version};
@@ -59,6 +60,7 @@ pub struct Request<'a> {
     pub(crate) tls: Option<&'a TlsInfo>,
     pub(crate) params: &'a mut Params,
     pub(crate) body: RequestBody<'a>,
+    pub(crate) ext: &'a mut Extensions,
 }
 
 impl<'a> Request<'a> {
@@ -171,6 +173,43 @@ impl<'a> Request<'a> {
     /// The body, as a `Read` over exactly this request's body bytes.
     pub fn body(&mut self) -> &mut RequestBody<'a> {
         &mut self.body
+    }
+
+    /// The request id a layer set ([`crate::layer::RequestId`]), if any.
+    pub fn request_id(&self) -> Option<&str> {
+        Some(self.ext.request_id.as_str()).filter(|id| !id.is_empty())
+    }
+
+    /// Sets the request id (what access logs and error logs print).
+    pub fn set_request_id(&mut self, id: &str) {
+        self.ext.request_id.clear();
+        self.ext.request_id.push_str(id);
+    }
+
+    /// The user an authentication layer accepted, if any.
+    pub fn user(&self) -> Option<&str> {
+        self.ext.user.as_deref()
+    }
+
+    /// Records the authenticated user (authentication layers call this).
+    pub fn set_user(&mut self, user: &str) {
+        self.ext.user = Some(user.to_string());
+    }
+
+    /// When the answer is due, if a [`crate::layer::Deadline`] set one: code that can bound
+    /// its waits (a query timeout, a client call) should finish by then.
+    pub fn deadline(&self) -> Option<std::time::Instant> {
+        self.ext.deadline
+    }
+
+    /// Values layers left for the handler (JWT claims, say).
+    pub fn extensions(&self) -> &Extensions {
+        self.ext
+    }
+
+    /// Values layers left for the handler, to add to.
+    pub fn extensions_mut(&mut self) -> &mut Extensions {
+        self.ext
     }
 
     pub(crate) fn set_params(&mut self, f: impl FnOnce(&mut Params)) {

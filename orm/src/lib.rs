@@ -16,7 +16,7 @@
 //! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
-//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), Basic/JWT auth (feature `rest`, on by default) |
+//! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), ORM errors as `HttpError`, the mORMot error renderer (feature `rest`, on by default; auth is moria-http's layers) |
 //! | `json` | rows and models to JSON (expanded or compact), models from JSON |
 //! | `sql` | SQL text per model, identifier quoting |
 //! | `metrics` | statements and durations by backend, pool waits and timeouts, shared-connection queue depth, SQLite busy errors (moria-runtime's registry) |

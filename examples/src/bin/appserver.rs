@@ -18,12 +18,15 @@
 //!
 //! Flags have `MORIA_*` environment twins. With `--user`/`--password` every request needs HTTP
 //! Basic credentials (`curl -u user:password`); with `--jwt-secret` a Bearer HS256 token instead.
+//! Both are moria-http layers on the router, as are the request ids (`X-Request-Id`) and, with
+//! `--cors-origin`, CORS; their errors use the REST handler's format.
 
 use clap::{Parser, ValueEnum};
 use moria_crypto::jwt::{JwtKey, Validation};
 use moria_http::health::Readiness;
+use moria_http::layer::{BasicAuth, BearerAuth, Cors, RequestId};
 use moria_http::{Router, Server};
-use moria_orm::rest::{BasicAuth, JwtAuth};
+use moria_orm::rest::mormot_error;
 use moria_orm::{model, CreateTime, Db, ModTime, Mode, Rest};
 use moria_runtime::shutdown;
 
@@ -94,6 +97,9 @@ struct Args {
     /// separate address.
     #[arg(long, env = "MORIA_METRICS")]
     metrics: Option<String>,
+    /// Allow cross-origin requests from this origin (e.g. `https://ui.example`).
+    #[arg(long, env = "MORIA_CORS_ORIGIN")]
+    cors_origin: Option<String>,
 }
 
 /// Opens the database the flags describe: WAL with readers for the SQLite file modes that
@@ -116,26 +122,37 @@ fn open_db(args: &Args) -> moria_orm::Result<Db> {
         .open()
 }
 
+/// The application: the REST routes, errors in the REST format, and the layers the flags ask
+/// for; with the body limit the server must enforce.
+fn app(args: &Args, db: Db) -> Result<(Router, u64), Box<dyn std::error::Error>> {
+    db.ensure_schema::<Task>()?;
+    db.ensure_schema::<Tag>()?;
+    let rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
+    let body_limit = rest.body_limit() as u64;
+    let mut router = rest
+        .routes(Router::new())
+        .error_renderer(mormot_error)
+        .layer(RequestId::new());
+    if let Some(origin) = &args.cors_origin {
+        let methods = ["GET", "POST", "PUT", "DELETE"];
+        router = router.layer(Cors::new().allow_origin(origin).allow_methods(&methods));
+    }
+    if let (Some(user), Some(password)) = (&args.user, &args.password) {
+        router = router.layer(BasicAuth::new("appserver").user(user, password));
+    } else if let Some(secret) = &args.jwt_secret {
+        let key = JwtKey::hs256(secret.as_bytes())?;
+        router = router.layer(BearerAuth::new(key, Validation::new()));
+    }
+    Ok((router, body_limit))
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     moria_examples::init_logging("info")?;
     let args = Args::parse();
     let db = open_db(&args)?;
     log::info!("database: {:?}", db.backend());
-    db.ensure_schema::<Task>()?;
-    db.ensure_schema::<Tag>()?;
-
     let probe = db.clone();
-    let mut rest = Rest::new(db, &args.root).table::<Task>().table::<Tag>();
-    if let (Some(user), Some(password)) = (&args.user, &args.password) {
-        rest = rest.auth(BasicAuth::new("appserver", user, password));
-    } else if let Some(secret) = &args.jwt_secret {
-        rest = rest.auth(JwtAuth::new(
-            JwtKey::hs256(secret.as_bytes())?,
-            Validation::new(),
-        ));
-    }
-    let body_limit = rest.body_limit() as u64;
-    let router = rest.routes(Router::new());
+    let (router, body_limit) = app(&args, db)?;
 
     shutdown::listen_for_signals()?;
     let server = Server::builder()
@@ -198,5 +215,45 @@ mod tests {
         }
         drop(db);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The whole application in-process: REST round trip, auth and CORS layers, errors in
+    /// the REST format.
+    #[test]
+    fn the_application_in_process() {
+        use moria_http::testing::TestRequest;
+        let args = Args::parse_from([
+            "appserver",
+            "--mode",
+            "memory",
+            "--user",
+            "ada",
+            "--password",
+            "pw",
+            "--cors-origin",
+            "https://ui.example",
+        ]);
+        let (app, _) = app(&args, open_db(&args).unwrap()).unwrap();
+        let ada = "Basic YWRhOnB3";
+        let res = TestRequest::post("/api/Task")
+            .header("Authorization", ada)
+            .body(r#"{"title":"write tests","priority":2}"#)
+            .send(&app);
+        assert_eq!(res.status(), 201, "{}", res.text());
+        assert!(res.header("x-request-id").is_some());
+        let res = TestRequest::get("/api/Task/1")
+            .header("Authorization", ada)
+            .send(&app);
+        let task: serde_json::Value = res.json().unwrap();
+        assert_eq!(task["title"], "write tests");
+        let res = TestRequest::get("/api/Task/1").send(&app);
+        assert_eq!(res.status(), 401);
+        let error: serde_json::Value = res.json().unwrap();
+        assert_eq!(error["errorCode"], 401);
+        let res = TestRequest::new("OPTIONS", "/api/Task")
+            .header("Origin", "https://ui.example")
+            .header("Access-Control-Request-Method", "PUT")
+            .send(&app);
+        assert_eq!(res.status(), 204);
     }
 }

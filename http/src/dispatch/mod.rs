@@ -24,6 +24,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use moria_runtime::panic_message;
 
+use crate::app::settle::settle;
 use crate::counters::Counters;
 use crate::handler::Handler;
 use crate::request::Request;
@@ -48,8 +49,9 @@ pub(crate) struct Dispatcher<'c> {
 impl Dispatcher<'_> {
     /// Runs the handler for `req` into `res`, with `route` (`METHOD target` as received) in the
     /// tracker while it runs (`fresh`: no earlier answer of this connection is still unsent).
-    /// A handler error, a panic or an invalid response leaves `res` a 500 and is logged with
-    /// `log_route()`; a panic is counted.
+    /// A handler error becomes its response (an `HttpError` its status, anything else a
+    /// logged 500: `app::settle`); a panic or an invalid response leaves `res` a 500 and is
+    /// logged with `log_route()`; a panic is counted.
     pub(crate) fn call(
         &self,
         route: &[u8],
@@ -65,11 +67,7 @@ impl Dispatcher<'_> {
         let entered = span.enter();
         let result = catch_unwind(AssertUnwindSafe(|| self.handler.handle(req, res)));
         match result {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => {
-                log::error!("{} {}: handler error: {e}", self.peer, log_route());
-                respond_error(res, 500);
-            }
+            Ok(r) => settle(r, req, res),
             Err(payload) => {
                 Counters::bump(&self.counters.handler_panics);
                 log::error!(

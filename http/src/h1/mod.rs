@@ -22,7 +22,6 @@ mod encode;
 mod role;
 
 pub(crate) use decode::HeadBounds;
-#[cfg(feature = "fuzzing")]
 pub(crate) use decode::{take_head, HeadScan};
 pub(crate) use decode::{BodyDecoder, BodyFault, BodyFraming, Head, ResponseHead};
 pub use decode::{Failure, Framing, Violation};

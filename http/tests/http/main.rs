@@ -7,6 +7,12 @@
 
 mod common;
 
+mod app_access_log;
+mod app_compose;
+mod app_cookies;
+mod app_curl;
+mod app_extract;
+mod app_layers;
 mod body_expect;
 mod client_auth;
 mod client_basic;

@@ -3,33 +3,11 @@
 //! decompression of the precompressed sibling. A missing curl fails the tests, naming the
 //! Debian package.
 
-use std::net::SocketAddr;
-use std::process::{Command, Output};
+use std::process::Output;
 
+use crate::common::curl::{curl, require_curl};
 use crate::common::files::{serve, small_bytes, text_bytes, tree};
 use crate::common::stop;
-
-/// Fails the test, naming the package to install, when the `curl` command is missing.
-fn require_curl() {
-    let found = Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "no working `curl` command: install the Debian package curl"
-    );
-}
-
-/// Runs curl with `args` against `http://addr{target}`, body to stdout.
-fn curl(addr: SocketAddr, target: &str, args: &[&str]) -> Output {
-    Command::new("curl")
-        .args(["-sS", "--max-time", "20"])
-        .args(args)
-        .arg(format!("http://{addr}{target}"))
-        .output()
-        .unwrap()
-}
 
 /// The status code curl saw (`-w %{http_code}` printed after the body).
 fn code_and_body(o: &Output) -> (u16, Vec<u8>) {

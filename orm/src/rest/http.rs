@@ -1,7 +1,7 @@
 //! moria-http glue: [`Rest`] as a [`Handler`], and [`Rest::routes`] to mount it on a router.
 //!
-//! The auth hook runs before the body is read, and a body over the limit is refused from its
-//! `Content-Length` (or while reading a chunked one) without being buffered.
+//! A body over the limit is refused from its `Content-Length` (or while reading a chunked one)
+//! without being buffered. Authentication layers on the router run before any of this.
 
 use std::io::Read;
 use std::sync::Arc;
@@ -34,10 +34,6 @@ fn send(res: &mut Response, r: RestResponse) {
 
 impl Handler for Rest {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
-        if let Some(refused) = self.authorize(req.header_str("authorization")) {
-            send(res, refused);
-            return Ok(());
-        }
         let limit = self.max_body;
         let declared = req.body().content_length().unwrap_or(0);
         if declared > limit as u64 {
@@ -55,11 +51,10 @@ impl Handler for Rest {
             send(res, self.too_large(body.len()));
             return Ok(());
         }
-        let answer = self.handle_authorized(&RestRequest {
+        let answer = self.handle_within_limit(&RestRequest {
             method: req.method_str(),
             path: req.path(),
             query: req.query().unwrap_or(""),
-            authorization: None,
             body: &body,
         });
         send(res, answer);

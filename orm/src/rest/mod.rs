@@ -11,22 +11,25 @@
 //! | `PUT /root/Batch` + `{"T":["POST",{…},"PUT",{…},"DELETE",id,"SIMPLE",[…]],…}` | 200, `{"T":[ids…]}`, all-or-nothing |
 //!
 //! Errors are mORMot's `{"errorCode":N,"errorText":"…"}`: 400 malformed input (bad JSON,
-//! unknown field, wrong type, bad parameter), 401 failed auth (with `WWW-Authenticate`), 404 no
+//! unknown field, wrong type, bad parameter), 404 no
 //! such table or row, 405 method, 409 unique violation, 413 body over the limit, 503 (with
 //! `Retry-After`) the database is busy (SQLite locked past the busy timeout, or no pooled
 //! PostgreSQL connection free in time), 504 statement timed out, 500 otherwise.
+//!
+//! Authentication is a moria-http layer on the router the routes are mounted on
+//! (`moria_http::layer::BasicAuth`, `BearerAuth`); [`mormot_error`] renders the layers' errors
+//! in the same format, and `moria_http::HttpError::from(orm_error)` maps an ORM error to its
+//! status for handlers of one's own (`http_error.rs`).
 
-mod auth;
 mod http;
+mod http_error;
 mod ordered;
 mod params;
 mod resource;
 
-use std::sync::Arc;
-
 use serde_json::Value as JsonValue;
 
-pub use auth::{Authenticator, BasicAuth, JwtAuth};
+pub use http_error::mormot_error;
 use params::ListParams;
 use resource::{Resource, Table};
 
@@ -50,8 +53,6 @@ pub struct RestRequest<'a> {
     pub path: &'a str,
     /// Raw query string without `?` (empty when absent).
     pub query: &'a str,
-    /// `Authorization` header, if any.
-    pub authorization: Option<&'a str>,
     /// Request body.
     pub body: &'a [u8],
 }
@@ -61,7 +62,7 @@ pub struct RestRequest<'a> {
 pub struct RestResponse {
     /// Status code.
     pub status: u16,
-    /// Extra headers (`Location`, `WWW-Authenticate`).
+    /// Extra headers (`Location`, `Allow`, `Retry-After`).
     pub headers: Vec<(&'static str, String)>,
     /// Body bytes (`application/json` when non-empty).
     pub body: Vec<u8>,
@@ -112,7 +113,6 @@ pub struct Rest {
     db: Db,
     root: String,
     tables: Vec<Box<dyn Resource>>,
-    auth: Option<Arc<dyn Authenticator>>,
     max_body: usize,
     max_rows: i64,
 }
@@ -124,7 +124,6 @@ impl Rest {
             db,
             root: root.trim_matches('/').to_owned(),
             tables: Vec::new(),
-            auth: None,
             max_body: DEFAULT_MAX_BODY,
             max_rows: DEFAULT_MAX_ROWS,
         }
@@ -133,12 +132,6 @@ impl Rest {
     /// Exposes model `T` at `/{root}/{T::TABLE}`.
     pub fn table<T: Model>(mut self) -> Self {
         self.tables.push(Box::new(Table::<T>::new()));
-        self
-    }
-
-    /// Requires every request to pass `auth`.
-    pub fn auth(mut self, auth: impl Authenticator) -> Self {
-        self.auth = Some(Arc::new(auth));
         self
     }
 
@@ -187,22 +180,10 @@ impl Rest {
 
     /// Answers one request.
     pub fn handle(&self, req: &RestRequest<'_>) -> RestResponse {
-        if let Some(refused) = self.authorize(req.authorization) {
-            return refused;
-        }
         if req.body.len() > self.max_body {
             return self.too_large(req.body.len());
         }
-        self.handle_authorized(req)
-    }
-
-    /// The 401 answer when the auth hook refuses `authorization`.
-    fn authorize(&self, authorization: Option<&str>) -> Option<RestResponse> {
-        let auth = self.auth.as_ref()?;
-        let reason = auth.check(authorization).err()?;
-        let mut r = RestResponse::error(401, &reason);
-        r.headers.push(("WWW-Authenticate", auth.challenge()));
-        Some(r)
+        self.handle_within_limit(req)
     }
 
     fn too_large(&self, size: usize) -> RestResponse {
@@ -213,8 +194,8 @@ impl Rest {
         RestResponse::error(status_of(&e), &e.to_string())
     }
 
-    /// Answers a request that passed the auth hook and the body limit.
-    fn handle_authorized(&self, req: &RestRequest<'_>) -> RestResponse {
+    /// Answers a request whose body is within the limit.
+    fn handle_within_limit(&self, req: &RestRequest<'_>) -> RestResponse {
         match self.route(req) {
             Ok(r) => r,
             Err(e) => {

@@ -1,8 +1,7 @@
-//! REST semantics through `Rest::handle` (no HTTP): round trips, every error status, auth,
+//! REST semantics through `Rest::handle` (no HTTP): round trips, every error status,
 //! batch atomicity, and injection attempts through every parameter.
 
 use crate::common::{self, Engine, Every, Person};
-use moria_orm::rest::BasicAuth;
 use moria_orm::{Query, Rest, RestRequest, RestResponse};
 use serde_json::{json, Value};
 
@@ -19,7 +18,6 @@ fn call(r: &Rest, method: &str, target: &str, body: &str) -> RestResponse {
         method,
         path,
         query,
-        authorization: None,
         body: body.as_bytes(),
     })
 }
@@ -187,26 +185,6 @@ fn error_statuses(kind: Engine) {
     assert_eq!(count(&r), 1, "nothing written by the failures");
 }
 
-fn basic_auth_guards_every_route(kind: Engine) {
-    let r = rest(kind).auth(BasicAuth::new("moria", "ada", "pw"));
-    let anon = call(&r, "GET", "/root/Person", "");
-    assert_eq!(anon.status, 401);
-    assert!(anon.headers[0].1.starts_with("Basic realm=\"moria\""));
-    let with = |auth: &str| {
-        r.handle(&RestRequest {
-            method: "POST",
-            path: "/root/Person",
-            query: "",
-            authorization: Some(auth),
-            body: br#"{"name":"x"}"#,
-        })
-        .status
-    };
-    assert_eq!(with("Basic YWRhOnB3"), 201, "ada:pw");
-    assert_eq!(with("Basic YWRhOnB4"), 401, "ada:px");
-    assert_eq!(count(&r), 1);
-}
-
 fn batch_is_all_or_nothing(kind: Engine) {
     let r = rest(kind);
     call(&r, "POST", "/root/Person", r#"{"name":"taken"}"#);
@@ -296,7 +274,6 @@ both!(
     crud_round_trip,
     every_type_over_rest,
     error_statuses,
-    basic_auth_guards_every_route,
     batch_is_all_or_nothing,
     injection_through_every_parameter_is_rejected_or_inert,
 );

@@ -4,14 +4,17 @@
 use std::net::SocketAddr;
 
 use crate::common::{self, http, Engine, Person, TempDir};
+use moria_http::layer::BasicAuth;
 use moria_http::{Router, Server};
-use moria_orm::rest::BasicAuth;
 use moria_orm::{Db, Query, Rest};
 use serde_json::{json, Value};
 
 fn serve(rest: Rest) -> (Server, SocketAddr) {
+    serve_router(rest.routes(Router::new()))
+}
+
+fn serve_router(router: Router) -> (Server, SocketAddr) {
     common::runtime();
-    let router = rest.routes(Router::new());
     let server = Server::builder()
         .listen("127.0.0.1:0")
         .max_body(4 << 20)
@@ -164,14 +167,19 @@ fn injection_attempts_over_http_change_nothing(kind: Engine) {
 
 fn basic_auth_over_http_and_curl(kind: Engine) {
     let db = common::db(kind);
-    let rest = people(&db).auth(BasicAuth::new("moria", "ada", "pw"));
-    let (server, addr) = serve(rest);
-    let (st, head, _) = http(addr, "GET", "/root/Person", &[], b"");
+    let auth = BasicAuth::new("moria").user("ada", "pw");
+    let router = people(&db)
+        .routes(Router::new())
+        .layer(auth)
+        .error_renderer(moria_orm::rest::mormot_error);
+    let (server, addr) = serve_router(router);
+    let (st, head, body) = http(addr, "GET", "/root/Person", &[], b"");
     assert_eq!(st, 401);
     assert!(
         head.contains("WWW-Authenticate: Basic realm=\"moria\""),
         "{head}"
     );
+    assert_eq!(body_json(&body)["errorCode"], json!(401));
     let (st, _, _) = http(
         addr,
         "POST",
@@ -207,12 +215,12 @@ fn basic_auth_over_http_and_curl(kind: Engine) {
 
 fn jwt_bearer_over_http(kind: Engine) {
     use moria_crypto::jwt::{JwtKey, Validation};
-    use moria_orm::rest::JwtAuth;
+    use moria_http::layer::BearerAuth;
     let key = JwtKey::es256_generate().unwrap();
     let verifier = JwtKey::es256_public_pem(&key.public_key_pem().unwrap()).unwrap();
     let db = common::db(kind);
-    let rest = people(&db).auth(JwtAuth::new(verifier, Validation::new().audience("app")));
-    let (server, addr) = serve(rest);
+    let auth = BearerAuth::new(verifier, Validation::new().audience("app"));
+    let (server, addr) = serve_router(people(&db).routes(Router::new()).layer(auth));
     let exp = moria_orm::now_millis() / 1000 + 600;
     let good = key.sign(&json!({"aud":"app","exp":exp})).unwrap();
     let wrong_aud = key.sign(&json!({"aud":"other","exp":exp})).unwrap();

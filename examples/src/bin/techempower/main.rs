@@ -26,8 +26,6 @@ mod routes;
 mod store;
 mod world;
 
-use std::sync::Arc;
-
 use clap::Parser;
 use moria_http::{BoxError, Server};
 use moria_orm::pg::PoolOptions;
@@ -73,7 +71,7 @@ fn run(args: Args) -> Result<(), BoxError> {
     let server = Server::builder()
         .listen(listen.as_str())
         .shutdown_token(shutdown::global().clone())
-        .start(routes::router(Arc::new(app)))?;
+        .start(routes::router(app))?;
     log::info!(
         "listening on http://{} ({workers} workers)",
         server.local_addr()

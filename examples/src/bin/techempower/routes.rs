@@ -1,7 +1,5 @@
 //! The seven TFB handlers and the router that mounts them.
 
-use std::sync::Arc;
-
 use moria_http::{HandlerResult, Request, Response, Router};
 use serde::Serialize;
 
@@ -42,14 +40,6 @@ struct Message {
     message: &'static str,
 }
 
-const JSON: &str = "application/json";
-
-fn json(res: &mut Response, value: &impl Serialize) -> HandlerResult {
-    // Serialised into the response's own buffer, which keeps its capacity between requests.
-    serde_json::to_writer(res.content_type(JSON).body_mut(), value)?;
-    Ok(())
-}
-
 fn queries(req: &Request<'_>, name: &str) -> usize {
     query_count(req.query_param(name).as_deref())
 }
@@ -60,68 +50,55 @@ fn plaintext(_req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
 }
 
 fn hello_json(_req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
-    json(
-        res,
-        &Message {
-            message: "Hello, World!",
-        },
-    )
+    // Serialised into the response's own buffer, which keeps its capacity between requests.
+    res.json(&Message {
+        message: "Hello, World!",
+    })?;
+    Ok(())
 }
 
-fn db(app: &App, res: &mut Response) -> HandlerResult {
-    let id = Rng::new().world_number();
-    json(res, &app.store.world(id)?)
+fn db(app: &App, _req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+    res.json(&app.store.world(Rng::new().world_number())?)?;
+    Ok(())
 }
 
-fn many(app: &App, req: &Request<'_>, res: &mut Response) -> HandlerResult {
+fn many(app: &App, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     let ids = Rng::new().ids(queries(req, "queries"));
-    json(res, &app.store.worlds(&ids)?)
+    res.json(&app.store.worlds(&ids)?)?;
+    Ok(())
 }
 
-fn cached(app: &App, req: &Request<'_>, res: &mut Response) -> HandlerResult {
+fn cached(app: &App, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     let ids = Rng::new().ids(queries(req, "count"));
     let rows: Option<Vec<World>> = ids.iter().map(|&id| app.cached(id)).collect();
-    json(res, &rows.ok_or("World id missing from the cache")?)
+    res.json(&rows.ok_or("World id missing from the cache")?)?;
+    Ok(())
 }
 
-fn updates(app: &App, req: &Request<'_>, res: &mut Response) -> HandlerResult {
+fn updates(app: &App, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     let mut rng = Rng::new();
     let ids = rng.ids(queries(req, "queries"));
     let mut rows = app.store.worlds(&ids)?;
     renumber(&mut rows, &mut rng);
     app.store.update(&distinct_by_id(&rows))?;
-    json(res, &rows)
+    res.json(&rows)?;
+    Ok(())
 }
 
-fn fortunes(app: &App, res: &mut Response) -> HandlerResult {
+fn fortunes(app: &App, _req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
     let page = fortune::page(app.store.fortunes()?);
     res.content_type("text/html; charset=utf-8").body(page);
     Ok(())
 }
 
 /// The router for the seven test types.
-pub fn router(app: Arc<App>) -> Router {
-    let (a, b, c, d, e) = (app.clone(), app.clone(), app.clone(), app.clone(), app);
-    Router::new()
+pub fn router(app: App) -> Router<App> {
+    Router::with_state(app)
         .get("/plaintext", plaintext)
         .get("/json", hello_json)
-        .get("/db", move |_: &mut Request<'_>, res: &mut Response| {
-            db(&a, res)
-        })
-        .get(
-            "/queries",
-            move |req: &mut Request<'_>, res: &mut Response| many(&b, req, res),
-        )
-        .get(
-            "/cached-queries",
-            move |req: &mut Request<'_>, res: &mut Response| cached(&c, req, res),
-        )
-        .get(
-            "/updates",
-            move |req: &mut Request<'_>, res: &mut Response| updates(&d, req, res),
-        )
-        .get(
-            "/fortunes",
-            move |_: &mut Request<'_>, res: &mut Response| fortunes(&e, res),
-        )
+        .get("/db", db)
+        .get("/queries", many)
+        .get("/cached-queries", cached)
+        .get("/updates", updates)
+        .get("/fortunes", fortunes)
 }

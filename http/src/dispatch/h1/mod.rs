@@ -12,6 +12,7 @@ use moria_runtime::ShutdownToken;
 
 use super::Dispatcher;
 use crate::access_log;
+use crate::app::Extensions;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress::Compression;
 use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scratch};
@@ -48,6 +49,7 @@ pub(crate) struct ConnCtx<'c> {
 pub(crate) struct Exchange {
     res: Response,
     params: Params,
+    ext: Extensions,
     path_buf: String,
     scratch: Vec<u8>,
     /// When the request's head was parsed, if metrics or the access log want its duration.
@@ -63,6 +65,7 @@ impl Scratch for Exchange {
         self.res.reset();
         self.res.trim(WRITE_FLUSH_AT);
         self.params.clear();
+        self.ext.clear();
         self.path_buf.clear();
     }
 }
@@ -142,6 +145,7 @@ impl Dispatch for ConnCtx<'_> {
             peer: self.dispatcher.peer,
             tls: self.dispatcher.tls,
             params: &mut app.params,
+            ext: &mut app.ext,
             body: RequestBody::new(
                 Input::new(rest, buffered, io),
                 framing,
