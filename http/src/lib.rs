@@ -12,6 +12,8 @@
 //! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
 //! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
 //!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
+//! - [`multipart`]: `multipart/form-data` streamed: [`multipart::Multipart`] reads a body
+//!   part by part, [`multipart::Form`] builds one for the client.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
@@ -47,6 +49,7 @@ pub mod html;
 mod http_date;
 pub mod limits;
 pub mod method;
+pub mod multipart;
 pub mod percent;
 pub mod range;
 pub mod request;
