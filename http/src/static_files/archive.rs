@@ -127,7 +127,7 @@ fn disposition(filename: &str) -> String {
         })
         .collect();
     let mut exact = String::new();
-    super::path::encode_path_into(filename, &mut exact);
+    super::path::encode_component_into(filename, &mut exact);
     format!("attachment; filename=\"{ascii}\"; filename*=UTF-8''{exact}")
 }
 

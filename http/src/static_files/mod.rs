@@ -13,7 +13,8 @@
 //! | `meta.rs` | ETag, Last-Modified text, Content-Type (pure) |
 //! | `cache.rs` | the opt-in open-file cache for small files |
 //! | `body.rs` | small bodies read into the response (`preadv2(RWF_NOWAIT)`, else the pool) |
-//! | `listing.rs` | directory entries (on the pool) and their HTML page (pure) |
+//! | `listing.rs` | directory entries (on the pool) |
+//! | `page/` | the listing page (pure): sorting, filter, breadcrumbs, forms, CSS and script |
 //! | `upload.rs` | POST multipart / PUT into the tree, through a temporary file and a rename |
 //! | `archive.rs` | a directory as a streamed `.tar` / `.tar.gz` (`?download=`) |
 //!
@@ -27,6 +28,7 @@ mod conditional;
 mod listing;
 mod meta;
 mod open;
+mod page;
 mod path;
 mod resolve;
 mod respond;
