@@ -3,6 +3,7 @@
 
 mod common;
 
+mod fileserver_browser;
 mod mutual_tls;
 mod techempower;
 mod transit;

@@ -249,7 +249,9 @@ fn listing_is_sorted_escaped_and_linked() {
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
     let html = r.text();
     assert!(html.contains("Index of /list/"));
-    assert!(html.contains("href=\"sub/\"><span class=\"g\">📁</span><bdi>sub</bdi>/</a>"));
+    assert!(html.contains(
+        "href=\"sub/\"><svg class=\"g\"><use href=\"#i-dir\"/></svg><bdi>sub</bdi>/</a>"
+    ));
     assert!(html.contains("<bdi>b b.txt</bdi></a></td><td class=\"s\" title=\"2 bytes\">2 B</td>"));
     assert!(html.contains("href=\"b%20b.txt\""));
     assert!(html.contains("&lt;x&gt;&amp;.txt</bdi>"));

@@ -1,4 +1,4 @@
-//! The listing's small texts: human sizes, UTC dates, a glyph per kind of file, and names made
+//! The listing's small texts: human sizes, UTC dates, an icon per kind of file, and names made
 //! safe to show (bidirectional controls shown as their code points). Pure.
 
 use std::fmt::Write as _;
@@ -49,29 +49,28 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
-/// A glyph for the entry's kind (by its name's extension).
-pub(crate) fn glyph(name: &str, is_dir: bool) -> &'static str {
+/// The icon for the entry's kind (by its name's extension): the id of a symbol in `icons.svg`.
+pub(crate) fn icon(name: &str, is_dir: bool) -> &'static str {
     if is_dir {
-        return "📁";
+        return "dir";
     }
     let ext = name
         .rsplit_once('.')
         .map_or("", |(_, e)| e)
         .to_ascii_lowercase();
     match ext.as_str() {
-        "zip" | "tar" | "gz" | "tgz" | "bz2" | "xz" | "zst" | "7z" | "rar" => "📦",
-        "pdf" => "📕",
+        "zip" | "tar" | "gz" | "tgz" | "bz2" | "xz" | "zst" | "7z" | "rar" => "archive",
         "rs" | "c" | "h" | "cpp" | "py" | "js" | "ts" | "go" | "java" | "sh" | "html" | "css"
-        | "json" | "toml" | "yaml" | "yml" | "xml" => "📜",
+        | "json" | "toml" | "yaml" | "yml" | "xml" => "code",
         _ => match mime_guess::from_ext(&ext)
             .first()
             .as_ref()
             .map(|m| m.type_().as_str())
         {
-            Some("image") => "🖼️",
-            Some("audio") => "🎵",
-            Some("video") => "🎞️",
-            _ => "📄",
+            Some("image") => "image",
+            Some("audio") => "audio",
+            Some("video") => "video",
+            _ => "file",
         },
     }
 }
@@ -119,11 +118,12 @@ mod tests {
     }
 
     #[test]
-    fn glyphs_and_visible_names() {
-        assert_eq!(glyph("x", true), "📁");
-        assert_eq!(glyph("a.PNG", false), "🖼️");
-        assert_eq!(glyph("a.tar.gz", false), "📦");
-        assert_eq!(glyph("notes", false), "📄");
+    fn icons_and_visible_names() {
+        assert_eq!(icon("x", true), "dir");
+        assert_eq!(icon("a.PNG", false), "image");
+        assert_eq!(icon("a.tar.gz", false), "archive");
+        assert_eq!(icon("b.mp3", false), "audio");
+        assert_eq!(icon("notes", false), "file");
         assert_eq!(visible_name("a\u{202E}gpj.exe"), "a[U+202E]gpj.exe");
     }
 }

@@ -1,4 +1,4 @@
-//! The directory listing page (pure): breadcrumbs, a filter box, archive links, the upload
+//! The directory listing page (pure): breadcrumbs, a filter box, icons by kind, archive links, the upload
 //! form, and the entries — directories first, sortable by name, size or date through plain
 //! links (`?sort=size&order=desc`), human sizes with the exact bytes in a tooltip. Every name is
 //! HTML-escaped and percent-encoded in links; `listing.css` (light and dark by
@@ -8,7 +8,8 @@
 //! | file | job |
 //! |---|---|
 //! | `mod.rs` | [`View`] (sort, order, filter from the query) and [`render`] |
-//! | `format.rs` | human sizes, UTC dates, glyphs, bidi-safe names |
+//! | `format.rs` | human sizes, UTC dates, icons by kind, bidi-safe names |
+//! | `listing.css`, `listing.js`, `icons.svg` | the inlined style, script and icons |
 
 mod format;
 
@@ -24,6 +25,8 @@ use crate::request::Request;
 const CSS: &str = include_str!("listing.css");
 /// The script, inlined into every page.
 const JS: &str = include_str!("listing.js");
+/// The icons, inlined once into every page and referenced by each row.
+const ICONS: &str = include_str!("icons.svg");
 
 /// The column the entries are sorted by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,20 +105,21 @@ pub(crate) fn render(
     sort(&mut entries, view);
     let mut title = String::new();
     escape_into(dir_path, &mut title);
-    let mut html = String::with_capacity(CSS.len() + JS.len() + 1024 + entries.len() * 300);
+    let mut html =
+        String::with_capacity(CSS.len() + JS.len() + ICONS.len() + 1024 + entries.len() * 300);
     let _ = write!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"color-scheme\" content=\"light dark\">\
-         <title>Index of {title}</title>\n<style>{CSS}</style></head>\n<body>\n"
+         <title>Index of {title}</title>\n<style>{CSS}</style></head>\n<body>\n{ICONS}"
     );
     breadcrumbs(dir_path, &mut html);
     toolbar(view, offers, &mut html);
     head_row(view, &mut html);
     if dir_path != "/" {
         html.push_str(
-            "<tr><td class=\"n\"><a href=\"../\"><span class=\"g\">⬆️</span>../</a></td>\
+            "<tr><td class=\"n\"><a href=\"../\"><svg class=\"g\"><use href=\"#i-up\"/></svg>../</a></td>\
              <td class=\"s\"></td><td class=\"m\"></td></tr>\n",
         );
     }
@@ -259,8 +263,8 @@ fn row(e: &Entry, html: &mut String) {
     }
     let _ = write!(
         html,
-        "<span class=\"g\">{}</span>",
-        format::glyph(&e.name, e.is_dir)
+        "<svg class=\"g\"><use href=\"#i-{}\"/></svg>",
+        format::icon(&e.name, e.is_dir)
     );
     if e.linkable {
         html.push_str("<bdi>");
