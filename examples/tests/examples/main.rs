@@ -4,6 +4,7 @@
 mod common;
 
 mod fileserver_browser;
+mod fileserver_memory;
 mod mutual_tls;
 mod techempower;
 mod transit;
