@@ -291,13 +291,19 @@ impl<R: Read> Multipart<R> {
                 self.known = self.start;
                 return Ok(Vec::new());
             }
+            // The limit is judged on the block alone, so it breaks the same way whatever the
+            // reads: a block within it ends within `max + 4` bytes.
             if let Some(p) = memchr::memmem::find(&window[searched..], b"\r\n\r\n") {
-                let block = window[..searched + p].to_vec();
-                self.start += searched + p + 4;
+                let len = searched + p;
+                if len > max {
+                    return Err(self.fail(Violation::HeaderTooLarge));
+                }
+                let block = window[..len].to_vec();
+                self.start += len + 4;
                 self.known = self.start;
                 return Ok(block);
             }
-            if window.len() > max + 2 {
+            if window.len() >= max + 4 {
                 return Err(self.fail(Violation::HeaderTooLarge));
             }
             searched = window.len().saturating_sub(3);
