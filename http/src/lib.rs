@@ -10,8 +10,9 @@
 //! - [`range`]: Range header parsing and merging; [`compress`]: Accept-Encoding negotiation and
 //!   gzip/deflate; [`percent`]: path and query decoding; [`status`]: reason phrases.
 //! - [`router`]: [`Router`]: `/users/:id`, `/static/*rest`, automatic 404/405 + Allow.
-//! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
-//!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
+//! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listing pages,
+//!   caching headers, conditional and range requests, precompressed and on-the-fly gzip,
+//!   uploads (multipart POST, PUT) and streamed `.tar` / `.tar.gz` archives of directories.
 //! - [`multipart`]: `multipart/form-data` streamed: [`multipart::Multipart`] reads a body
 //!   part by part, [`multipart::Form`] builds one for the client.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.

@@ -6,20 +6,9 @@
 use std::net::SocketAddr;
 use std::process::{Command, Output};
 
+use crate::common::curl::require_curl;
 use crate::common::files::{serve, small_bytes, text_bytes, tree};
 use crate::common::stop;
-
-/// Fails the test, naming the package to install, when the `curl` command is missing.
-fn require_curl() {
-    let found = Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "no working `curl` command: install the Debian package curl"
-    );
-}
 
 /// Runs curl with `args` against `http://addr{target}`, body to stdout.
 fn curl(addr: SocketAddr, target: &str, args: &[&str]) -> Output {

@@ -11,20 +11,9 @@ use std::process::Command;
 
 use moria_http::static_files::Uploads;
 
+use crate::common::curl::require_curl;
 use crate::common::files::serve;
 use crate::common::{connect, read_response, stop};
-
-/// Fails the test, naming the package to install, when `curl` is missing.
-fn require_curl() {
-    let found = Command::new("curl")
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        found,
-        "no working `curl` command: install the Debian package curl"
-    );
-}
 
 /// Runs curl against `http://addr{target}`; returns the status and the body.
 fn curl(addr: SocketAddr, target: &str, args: &[&str]) -> (u16, String) {
@@ -195,6 +184,11 @@ fn targets_follow_the_traversal_rules_and_nothing_is_written_outside() {
     assert_eq!((code, body.as_str()), (201, "created new dir/\n"));
     assert!(root.path().join("new dir").is_dir());
     assert_eq!(names(root.path()).len(), 4);
+    let r = crate::common::exchange(addr, b"DELETE /b.txt HTTP/1.1\r\nHost: a\r\n\r\n");
+    assert_eq!(
+        (r.status, r.header("allow")),
+        (405, Some("GET, HEAD, POST, PUT"))
+    );
     stop(&server);
 }
 

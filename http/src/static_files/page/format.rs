@@ -4,6 +4,8 @@
 use std::fmt::Write as _;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::access_log::civil_from_days;
+
 /// `1023 B`, `1.5 KiB`, `12 MiB`: one decimal below 10, binary units.
 pub(crate) fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 6] = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
@@ -33,20 +35,6 @@ pub(crate) fn date(t: SystemTime) -> (String, String) {
         format!("{y:04}-{m:02}-{d:02} {hh:02}:{mm:02}"),
         format!("{y:04}-{m:02}-{d:02}T{hh:02}:{mm:02}:{ss:02}Z"),
     )
-}
-
-/// Days since 1970-01-01 → (year, month, day) (Howard Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// The icon for the entry's kind (by its name's extension): the id of a symbol in `icons.svg`.

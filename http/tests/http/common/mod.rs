@@ -3,6 +3,7 @@
 //! without waiting for the grace period. See "Writing a connection-level test" in the crate
 //! README.
 
+pub mod curl;
 pub mod files;
 pub mod peer;
 pub mod process;
