@@ -194,10 +194,12 @@ fn put(root: &Root, s: &Settings, up: &Uploads, req: &mut Request<'_>) -> Result
 }
 
 fn post(root: &Root, s: &Settings, up: &Uploads, req: &mut Request<'_>) -> Result<Stored, Refusal> {
-    let (dir, name) = target(req, s)?;
-    if name.is_some() {
-        return Err(Refusal::new(405, "POST uploads go to a directory URL"));
-    }
+    // The URL names the directory, with or without its trailing slash.
+    let dir = match target(req, s)? {
+        (dir, None) => dir,
+        (parent, Some(name)) if parent.is_empty() => name,
+        (parent, Some(name)) => format!("{parent}/{name}"),
+    };
     let boundary = multipart::boundary(req.header("content-type"))
         .map_err(|v| Refusal::new(v.status(), v.rule()))?;
     let dir = Arc::new(root.open_dir(&dir, s.symlinks_out)?);

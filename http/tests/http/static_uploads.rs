@@ -103,6 +103,11 @@ fn curl_form_uploads_store_each_file_in_the_directory() {
         &["-H", "Accept: text/html", "-F", "f=@-;filename=c.txt"],
     );
     assert_eq!(code, 303);
+    // The directory's URL without its slash names it too; a file's URL is no directory.
+    let (code, body) = curl(addr, "/in", &["-F", "f=@-;filename=d.txt"]);
+    assert_eq!((code, body.as_str()), (201, "stored d.txt (0 bytes)\n"));
+    let (code, _) = curl(addr, "/in/a.txt", &["-F", "f=@-;filename=e.txt"]);
+    assert_eq!(code, 404);
     stop(&server);
 }
 
