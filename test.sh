@@ -27,6 +27,7 @@ command -v tinyproxy >/dev/null || [ -x /usr/bin/tinyproxy ] || missing+=(tinypr
 ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || missing+=(postgresql)
 [ -e /usr/lib/softhsm/libsofthsm2.so ] || missing+=(softhsm2)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v chromedriver >/dev/null || missing+=(chromium-driver)
 command -v prometheus >/dev/null || missing+=(prometheus)
 command -v goaccess >/dev/null || missing+=(goaccess)
 python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || missing+=(python3-venv)

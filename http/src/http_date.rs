@@ -48,7 +48,7 @@ fn digits(out: &mut [u8], mut v: u64) {
 
 /// (year, month 1..=12, day 1..=31) of the day `days` after 1970-01-01: Howard Hinnant's
 /// `civil_from_days`, for days on or after the epoch.
-fn civil_from_days(days: u64) -> (u64, usize, u64) {
+pub(crate) fn civil_from_days(days: u64) -> (u64, usize, u64) {
     let z = days + 719_468;
     let era = z / 146_097;
     let doe = z - era * 146_097;

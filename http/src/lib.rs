@@ -16,8 +16,11 @@
 //!   request extensions, cookies (signed, encrypted). [`layer`]: the layers (request id,
 //!   access log, CORS, compression, Basic and Bearer auth, rate limit, deadline, security
 //!   headers). [`testing`]: calling a handler in-process with a built request.
-//! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listings,
-//!   caching headers, conditional and range requests, precompressed and on-the-fly gzip.
+//! - [`static_files`]: [`StaticFiles`]: a directory tree served with confinement, listing pages,
+//!   caching headers, conditional and range requests, precompressed and on-the-fly gzip,
+//!   uploads (multipart POST, PUT) and streamed `.tar` / `.tar.gz` archives of directories.
+//! - [`multipart`]: `multipart/form-data` streamed: [`multipart::Multipart`] reads a body
+//!   part by part, [`multipart::Form`] builds one for the client.
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`metrics`]: the `/metrics` handler (Prometheus text or OpenMetrics) and the server's
@@ -63,6 +66,7 @@ pub mod layer;
 pub mod limits;
 pub mod method;
 pub mod metrics;
+pub mod multipart;
 pub mod percent;
 pub mod range;
 pub mod request;

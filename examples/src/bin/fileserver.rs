@@ -3,9 +3,16 @@
 //!
 //! ```text
 //! cargo run --release -p moria-examples --bin fileserver                 # cwd on :8080 and :8443
-//! cargo run --release -p moria-examples --bin fileserver -- --root /srv/www --listing --gzip
+//! cargo run --release -p moria-examples --bin fileserver -- --root /srv/www --gzip --upload
 //! curl -k https://localhost:8443/README.md
+//! curl -F file=@a.txt http://localhost:8080/dir/        # with --upload
+//! curl -T a.txt http://localhost:8080/dir/               # the same, as a PUT
+//! curl -o dir.tar 'http://localhost:8080/dir/?download=tar'
 //! ```
+//!
+//! A directory without `index.html` is listed (sortable, filterable, with archive links and,
+//! with `--upload`, an upload form); `--no-listing` answers 404 instead, `--no-archive` drops
+//! the archive downloads.
 //!
 //! Without `--cert`/`--key` one self-signed certificate (localhost, 127.0.0.1, ::1) is made at
 //! start and shared by every worker; `curl -k` or `--cacert` accepts it. With `--client-ca`,
@@ -24,6 +31,7 @@ use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::access_log::{self, Sink};
 use moria_http::compress::Compression;
 use moria_http::health::Readiness;
+use moria_http::static_files::Uploads;
 use moria_http::{Server, StaticFiles};
 use moria_runtime::log_file::LogFile;
 use moria_runtime::shutdown;
@@ -57,9 +65,24 @@ struct Args {
     /// Scheduler worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     workers: Option<usize>,
-    /// List directories that have no index.html.
-    #[arg(long, env = "MORIA_LISTING")]
-    listing: bool,
+    /// Answer 404 for directories without index.html instead of listing them.
+    #[arg(long, env = "MORIA_NO_LISTING")]
+    no_listing: bool,
+    /// Offer no `.tar` / `.tar.gz` downloads of directories.
+    #[arg(long, env = "MORIA_NO_ARCHIVE")]
+    no_archive: bool,
+    /// Accept uploads: multipart POST to a directory URL (the listing's form), PUT to a file URL.
+    #[arg(long, env = "MORIA_UPLOAD")]
+    upload: bool,
+    /// Largest uploaded file, in bytes.
+    #[arg(long, env = "MORIA_MAX_UPLOAD", default_value_t = Uploads::default().max_file_bytes)]
+    max_upload: u64,
+    /// Let an upload replace an existing file (otherwise 409 Conflict).
+    #[arg(long, env = "MORIA_OVERWRITE")]
+    overwrite: bool,
+    /// Let the upload form create subdirectories.
+    #[arg(long, env = "MORIA_MKDIR")]
+    mkdir: bool,
     /// Compress textual files on the fly for clients that accept gzip.
     #[arg(long, env = "MORIA_GZIP")]
     gzip: bool,
@@ -110,14 +133,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = moria_examples::start_runtime(args.workers)?;
     let workers = runtime.config().workers;
 
-    let files = StaticFiles::builder(&args.root)
-        .listing(args.listing)
-        .gzip(args.gzip.then(Compression::default))
-        .cache_control(args.cache_control.as_deref())
-        .inline_io(!args.no_inline_io)
-        .open_file_cache((args.cache_secs > 0).then(|| Duration::from_secs(args.cache_secs)))
-        .build()
-        .map_err(|e| format!("cannot serve {}: {e}", args.root.display()))?;
+    let files = files(&args)?;
     let root = files.root().display().to_string();
 
     let mut server = Server::builder()
@@ -127,6 +143,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .shutdown_grace(Duration::from_secs(args.grace_secs))
         .max_connections(args.max_connections)
         .metrics(!args.no_metrics);
+    if args.upload {
+        // A multipart body carries its delimiters and part headers besides the file.
+        server = server.max_body(args.max_upload.saturating_add(MULTIPART_OVERHEAD));
+    }
     let mut certificate = "";
     if !args.no_https {
         let identity = match (&args.cert, &args.key) {
@@ -183,6 +203,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     log::info!("fileserver: stopped");
     log::logger().flush();
     Ok(())
+}
+
+/// Room for a multipart body's delimiters and part headers beyond `--max-upload`.
+const MULTIPART_OVERHEAD: u64 = 64 * 1024;
+
+/// The handler, composed in one place: the file server with the flags' settings. (Anything
+/// wrapping it, such as authentication, wraps what this returns.)
+fn files(args: &Args) -> Result<StaticFiles, String> {
+    let uploads = args.upload.then_some(Uploads {
+        max_file_bytes: args.max_upload,
+        overwrite: args.overwrite,
+        mkdir: args.mkdir,
+    });
+    StaticFiles::builder(&args.root)
+        .listing(!args.no_listing)
+        .archives(!args.no_archive)
+        .uploads(uploads)
+        .gzip(args.gzip.then(Compression::default))
+        .cache_control(args.cache_control.as_deref())
+        .inline_io(!args.no_inline_io)
+        .open_file_cache((args.cache_secs > 0).then(|| Duration::from_secs(args.cache_secs)))
+        .build()
+        .map_err(|e| format!("cannot serve {}: {e}", args.root.display()))
 }
 
 /// A URL a browser on this machine can open (`localhost` for an unspecified address).

@@ -4,6 +4,8 @@
 mod common;
 
 mod fileserver_observability;
+mod fileserver_browser;
+mod fileserver_memory;
 mod mutual_tls;
 mod techempower;
 mod transit;

@@ -6,61 +6,15 @@
 //! `--header` fields.
 
 use std::fs;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::{HandlerResult, Request, Response, Server};
 
-/// Kills the server when the test ends, passing or not.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-/// Starts the file server on `root`; returns it and its `http://127.0.0.1:port/` URL.
-fn fileserver(root: &Path) -> (Running, String) {
-    let (server, banner) = fileserver_with(root, &["--no-https"]);
-    let url = url_in(&banner, "http");
-    (server, url)
-}
-
-/// Starts the file server on `root` (plain HTTP on 127.0.0.1:0, one worker) with `args`;
-/// returns it and its banner, which names its URLs.
-fn fileserver_with(root: &Path, args: &[&str]) -> (Running, String) {
-    let child = Command::new(env!("CARGO_BIN_EXE_fileserver"))
-        .args(["--http", "127.0.0.1:0", "--workers", "1"])
-        .args(args)
-        .arg("--root")
-        .arg(root)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("fileserver starts");
-    let mut server = Running(child);
-    let mut banner = String::new();
-    let stdout = server.0.stdout.take().expect("stdout");
-    BufReader::new(stdout)
-        .read_line(&mut banner)
-        .expect("banner");
-    (server, banner)
-}
-
-/// The `{scheme}://` URL the banner names.
-fn url_in(banner: &str, scheme: &str) -> String {
-    let prefix = format!("{scheme}://");
-    banner
-        .split_whitespace()
-        .find(|w| w.starts_with(&prefix))
-        .unwrap_or_else(|| panic!("no {scheme} URL in {banner:?}"))
-        .trim_end_matches(';')
-        .to_owned()
-}
+use crate::common::fileserver::{fileserver, fileserver_with, url_in};
 
 fn wget(dir: &Path, args: &[&str]) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_wget"));

@@ -5,6 +5,7 @@ use std::fmt::{self, Write as _};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::{Entry, Format};
+use crate::http_date::civil_from_days;
 
 /// One line (no newline) for `e` at `now` in format `f`.
 pub(super) fn format_line(f: Format, e: &Entry<'_>, now: SystemTime) -> String {
@@ -48,7 +49,7 @@ fn common(line: &mut String, e: &Entry<'_>, now: SystemTime) {
 /// `null`.
 fn json(line: &mut String, e: &Entry<'_>, now: SystemTime) {
     let secs = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, mo, d) = civil_from_days((secs / 86_400) as i64);
+    let (y, mo, d) = civil_from_days(secs / 86_400);
     let s = secs % 86_400;
     let _ = write!(
         line,
@@ -136,7 +137,7 @@ fn clf_time(out: &mut String, t: SystemTime) -> fmt::Result {
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
     ];
     let secs = t.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let (y, m, d) = civil_from_days((secs / 86_400) as i64);
+    let (y, m, d) = civil_from_days(secs / 86_400);
     let s = secs % 86_400;
     write!(
         out,
@@ -146,20 +147,6 @@ fn clf_time(out: &mut String, t: SystemTime) -> fmt::Result {
         s / 60 % 60,
         s % 60
     )
-}
-
-/// Days since 1970-01-01 to (year, month, day) — Howard Hinnant's algorithm.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

@@ -71,6 +71,9 @@ fn is_zlib_header(head: &[u8]) -> bool {
 
 /// A body's decoder. A `deflate` body waits for its first read, which reads two bytes ahead
 /// to tell zlib from raw deflate.
+// The whole decoder lives in a Box (`Content::Decoded`); the running variant is the larger
+// one on flate2's zlib-rs backend, and boxing it too would only add an allocation.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum Decoder {
     /// A `deflate` body before its first read (`None` only while its decoder is being set up).
     Sniffing(Option<Ahead>),

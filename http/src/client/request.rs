@@ -116,6 +116,15 @@ impl RequestBuilder {
         self
     }
 
+    /// Sends a `multipart/form-data` body (fields, and files streamed from disk) with its
+    /// Content-Type, and a Content-Length when every part's size is known. Sent once, like
+    /// [`RequestBuilder::body_reader`].
+    pub fn multipart(self, form: crate::multipart::Form) -> Self {
+        let (content_type, len) = (form.content_type(), form.len());
+        self.header("Content-Type", &content_type)
+            .body_reader(form.into_reader(), len)
+    }
+
     /// Sends `file` from its current position to its end, with Content-Length: by `sendfile`
     /// on plain TCP (the bytes never enter user space), by reads under TLS. Sent once, like
     /// [`RequestBuilder::body_reader`].

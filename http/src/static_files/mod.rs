@@ -13,17 +13,26 @@
 //! | `meta.rs` | ETag, Last-Modified text, Content-Type (pure) |
 //! | `cache.rs` | the opt-in open-file cache for small files |
 //! | `body.rs` | small bodies read into the response (`preadv2(RWF_NOWAIT)`, else the pool) |
-//! | `listing.rs` | directory entries (on the pool) and their HTML page (pure) |
+//! | `listing.rs` | directory entries (on the pool) |
+//! | `page/` | the listing page (pure): sorting, filter, breadcrumbs, forms, CSS and script |
+//! | `upload.rs` | POST multipart / PUT into the tree, through a temporary file and a rename |
+//! | `archive.rs` | a directory as a streamed `.tar` / `.tar.gz` (`?download=`) |
+//!
+//! [`Handler::handle`] below is the one place the three jobs are chosen (upload, archive,
+//! read); anything that wraps the file server (authentication, metrics) wraps that handler.
 
+mod archive;
 mod body;
 mod cache;
 mod conditional;
 mod listing;
 mod meta;
 mod open;
+mod page;
 mod path;
 mod resolve;
 mod respond;
+mod upload;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -33,9 +42,11 @@ use std::time::Duration;
 pub use body::SMALL_FILE_MAX;
 pub use cache::MAX_CACHED_FILES;
 pub use listing::MAX_ENTRIES as MAX_LISTING_ENTRIES;
+pub use upload::Uploads;
 
 use crate::compress;
 use crate::handler::{Handler, HandlerResult};
+use crate::method::Method;
 use crate::request::Request;
 use crate::response::Response;
 
@@ -54,6 +65,8 @@ pub(crate) struct Settings {
     gzip: Option<compress::Compression>,
     inline_io: bool,
     cache: Option<Duration>,
+    archives: bool,
+    uploads: Option<Uploads>,
 }
 
 /// Serves the files under a directory; see the [module docs](self) and the crate README.
@@ -86,6 +99,8 @@ impl StaticFiles {
                 gzip: None,
                 inline_io: true,
                 cache: None,
+                archives: false,
+                uploads: None,
             },
         }
     }
@@ -166,6 +181,21 @@ impl StaticFilesBuilder {
         self
     }
 
+    /// Offers each directory as a streamed `.tar` / `.tar.gz` at `?download=tar` /
+    /// `?download=tar.gz` (linked from the listing). Default: off.
+    pub fn archives(mut self, on: bool) -> Self {
+        self.settings.archives = on;
+        self
+    }
+
+    /// Accepts uploads: `POST` of `multipart/form-data` to a directory's URL (each file part
+    /// stored there) and `PUT` of one file to its URL, with the listing showing an upload
+    /// form; `None` refuses them (405). Default: off.
+    pub fn uploads(mut self, uploads: Option<Uploads>) -> Self {
+        self.settings.uploads = uploads;
+        self
+    }
+
     /// Opens the root (it must be a directory) and probes the kernel's confinement support.
     pub fn build(self) -> io::Result<StaticFiles> {
         if self
@@ -192,6 +222,17 @@ impl StaticFilesBuilder {
 
 impl Handler for StaticFiles {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
+        let s = &self.settings;
+        if let Some(up) = &s.uploads {
+            if matches!(req.method(), Method::Post | Method::Put) {
+                upload::handle(&self.root, s, up, req, res);
+                return Ok(());
+            }
+        }
+        if let Some(format) = archive::Format::requested(req).filter(|_| s.archives) {
+            archive::respond(&self.root, s, format, req, res)?;
+            return Ok(());
+        }
         let outcome = resolve::resolve(&self.root, &self.settings, self.cache.as_deref(), req)?;
         respond::respond(req, res, outcome, &self.settings)?;
         Ok(())

@@ -310,6 +310,17 @@ impl Root {
         allow_symlinks_out: bool,
         hidden: bool,
     ) -> Result<(Vec<listing::Entry>, usize), OpenError> {
+        let dir = self.open_dir(rel, allow_symlinks_out)?;
+        Ok(blocking_io(move || listing::read_entries(&dir, hidden))?)
+    }
+
+    /// Opens directory `rel` (validated, `""` for the root) on the offload pool, confined like
+    /// every open: what uploads write into and archives walk from.
+    pub(crate) fn open_dir(
+        &self,
+        rel: &str,
+        allow_symlinks_out: bool,
+    ) -> Result<fs::File, OpenError> {
         let rel = if rel.is_empty() { "." } else { rel }.to_string();
         let (root, root_path, resolver) = (Arc::clone(&self.fd), self.path.clone(), self.resolver);
         let resolve = resolve_flags(allow_symlinks_out);
@@ -324,7 +335,10 @@ impl Root {
                     resolve,
                 )?),
             };
-            listing::read_entries(&dir, hidden)
+            if !dir.metadata()?.is_dir() {
+                return Err(io::Error::from_raw_os_error(Errno::NOTDIR.raw_os_error()));
+            }
+            Ok(dir)
         })?)
     }
 

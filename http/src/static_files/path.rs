@@ -87,6 +87,18 @@ pub(crate) fn encode_path_into(text: &str, out: &mut String) {
     }
 }
 
+/// Appends `text` with every byte but the unreserved ones (`A-Z a-z 0-9 - . _ ~`)
+/// percent-encoded: safe in a query value and in an RFC 8187 `filename*`.
+pub(crate) fn encode_component_into(text: &str, out: &mut String) {
+    for &c in text.as_bytes() {
+        if c.is_ascii_alphanumeric() || b"-._~".contains(&c) {
+            out.push(c as char);
+        } else {
+            let _ = write!(out, "%{c:02X}");
+        }
+    }
+}
+
 /// The `Location` of the redirect that adds the trailing slash to a directory: built from the
 /// validated segments (so it always starts with exactly one `/` and can never point to another
 /// host), percent-encoded, with the query kept.

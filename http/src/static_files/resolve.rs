@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::cache::FileCache;
 use super::open::{EntryKind, Handle, OpenError, Opened, Root};
 use super::path::{self, Rejection};
-use super::{listing, meta, Settings, INDEX_FILE, SMALL_FILE_MAX};
+use super::{meta, page, Settings, INDEX_FILE, SMALL_FILE_MAX};
 use crate::compress::{self, Coding};
 use crate::method::Method;
 use crate::request::Request;
@@ -171,8 +171,14 @@ impl Ctx<'_> {
             dir_path.push_str(rel);
             dir_path.push('/');
         }
-        Ok(Outcome::Listing(listing::render(
-            &dir_path, entries, left_out,
+        let offers = page::Offers {
+            archives: s.archives,
+            uploads: s.uploads.is_some(),
+            mkdir: s.uploads.is_some_and(|u| u.mkdir),
+        };
+        let view = page::View::of(req);
+        Ok(Outcome::Listing(page::render(
+            &dir_path, entries, left_out, &view, offers,
         )))
     }
 

@@ -19,6 +19,8 @@ use crate::stream::{respond_stream, Source, StreamInfo};
 
 /// The `Allow` value of a 405.
 const ALLOW: &str = "GET, HEAD";
+/// The `Allow` value of a 405 when uploads are on.
+const ALLOW_UPLOADS: &str = "GET, HEAD, POST, PUT";
 
 /// Fills `res` from `outcome`.
 pub(crate) fn respond(
@@ -30,7 +32,12 @@ pub(crate) fn respond(
     match outcome {
         Outcome::MethodNotAllowed => {
             respond_error(res, 405);
-            res.header("Allow", ALLOW);
+            let allow = if s.uploads.is_some() {
+                ALLOW_UPLOADS
+            } else {
+                ALLOW
+            };
+            res.header("Allow", allow);
         }
         Outcome::BadRequest => respond_error(res, 400),
         Outcome::NotFound => respond_error(res, 404),

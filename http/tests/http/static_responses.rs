@@ -249,12 +249,15 @@ fn listing_is_sorted_escaped_and_linked() {
     assert_eq!(r.header("content-type"), Some("text/html; charset=utf-8"));
     let html = r.text();
     assert!(html.contains("Index of /list/"));
-    assert!(html.contains("href=\"sub/\">sub/</a>"));
-    assert!(html.contains("href=\"b%20b.txt\">b b.txt</a></td><td>2</td>"));
-    assert!(html.contains("&lt;x&gt;&amp;.txt</a>"));
+    assert!(html.contains(
+        "href=\"sub/\"><svg class=\"g\"><use href=\"#i-dir\"/></svg><bdi>sub</bdi>/</a>"
+    ));
+    assert!(html.contains("<bdi>b b.txt</bdi></a></td><td class=\"s\" title=\"2 bytes\">2 B</td>"));
+    assert!(html.contains("href=\"b%20b.txt\""));
+    assert!(html.contains("&lt;x&gt;&amp;.txt</bdi>"));
     assert!(!html.contains("<x>"));
     let pos = |s: &str| html.find(s).unwrap();
-    assert!(pos(">sub/<") < pos(">a.txt<") && pos(">a.txt<") < pos(">b b.txt<"));
+    assert!(pos(">sub<") < pos(">a.txt<") && pos(">a.txt<") < pos(">b b.txt<"));
     // The links work.
     let b = get(server.local_addr(), "/list/b%20b.txt", &[]);
     assert_eq!(b.text(), "bb");

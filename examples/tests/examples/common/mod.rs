@@ -1,6 +1,9 @@
 //! Helpers for the example tests: start an example binary on 127.0.0.1:0 and talk HTTP/1.1 to
 //! it over one raw keep-alive connection; stop one with SIGINT.
 
+pub mod fileserver;
+pub mod webdriver;
+
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::process::{Child, Command, ExitStatus, Stdio};
