@@ -15,6 +15,8 @@
 //! - [`client`]: [`client::Client`]: outbound HTTP/HTTPS with a pool, redirects, decoding.
 //! - [`server`]: [`Server`] / [`ServerBuilder`]: listeners, connection cap, graceful shutdown.
 //! - [`access_log`]: combined log format through `log`; [`html`]: HTML text escaping.
+//! - [`ws`]: WebSocket (RFC 6455, permessage-deflate): [`ws::Acceptor`] upgrades a request,
+//!   [`ws::WebSocket`] reads and sends; `upgrade` (private): the hand-off after the 101.
 //! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
 //!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
 //!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
@@ -61,6 +63,8 @@ mod tls;
 mod tls_info;
 mod tracker;
 mod transport;
+mod upgrade;
+pub mod ws;
 
 pub use body::RequestBody;
 pub use error::{Error, Result};

@@ -15,6 +15,7 @@
 //! request reaches a handler").
 
 pub(crate) mod h1;
+pub(crate) mod ws;
 
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};

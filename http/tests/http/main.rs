@@ -38,3 +38,4 @@ mod static_responses;
 mod static_traversal;
 mod stream_ranges;
 mod tls_https;
+mod ws_handshake;
