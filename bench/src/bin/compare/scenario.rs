@@ -268,7 +268,7 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
         what: "one room: each message to every member",
         moria: Server::MoriaChat,
         peers: vec![Server::WsTokio],
-        path: "/ws/bench".into(),
+        path: "/ws/bench?name=bench".into(),
         https: false,
         load: Load::WsBroadcast {
             members: idle_conns,
