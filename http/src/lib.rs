@@ -30,6 +30,8 @@
 //!   while a check fails).
 //! - [`access_log`]: Common, Combined or JSON lines through `log`, [`access_log::AccessLogger`]
 //!   to stderr or a file reopened on SIGHUP; [`html`]: HTML text escaping.
+//! - [`ws`]: WebSocket (RFC 6455, permessage-deflate): [`ws::Acceptor`] upgrades a request,
+//!   [`ws::WebSocket`] reads and sends; `upgrade` (private): the hand-off after the 101.
 //! - `h1` (private): the HTTP/1.1 codec both roles share, laid out as hyper's `proto/h1`:
 //!   `decode/` (head scanner, request and response head parsers, field grammar, body framing
 //!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
@@ -82,6 +84,8 @@ mod tls;
 mod tls_info;
 mod tracker;
 mod transport;
+mod upgrade;
+pub mod ws;
 
 pub use app::{Cookie, HttpError, Layer, Next};
 pub use body::RequestBody;

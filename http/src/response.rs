@@ -11,6 +11,7 @@ use moria_streams::File;
 pub(crate) use crate::h1::has;
 use crate::h1::{is_framing_field, HeadToSend};
 use crate::source::Ranges;
+use crate::upgrade::OnUpgrade;
 
 /// A streamed body: called with the connection's writer after the head is sent.
 pub type StreamFn = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>;
@@ -108,6 +109,8 @@ pub struct Response {
     pub(crate) invalid: Option<&'static str>,
     pub(crate) body: BodyKind,
     pub(crate) buf: Vec<u8>,
+    /// What takes the connection after a 101 (a WebSocket), set by `ws::Acceptor`.
+    pub(crate) upgrade: Option<OnUpgrade>,
 }
 
 impl fmt::Debug for Response {
@@ -134,6 +137,7 @@ impl Response {
             invalid: None,
             body: BodyKind::Empty,
             buf: Vec::new(),
+            upgrade: None,
         }
     }
 
@@ -144,6 +148,7 @@ impl Response {
         self.invalid = None;
         self.replace_body(BodyKind::Empty);
         self.buf.clear();
+        self.upgrade = None;
     }
 
     /// Puts `kind` in place of the body, calling the old one's drop only when it owns something.
@@ -239,6 +244,16 @@ impl Response {
             "{name}"
         );
         self.push_header(name, value)
+    }
+
+    /// Makes this a `101 Switching Protocols` to a WebSocket: `Upgrade` and `Connection`
+    /// (which handlers may not set) and what takes the connection once the 101 is out.
+    pub(crate) fn upgrade(&mut self, on_upgrade: OnUpgrade) -> &mut Self {
+        self.head.status = 101;
+        self.push_header("Upgrade", b"websocket");
+        self.push_header("Connection", b"Upgrade");
+        self.upgrade = Some(on_upgrade);
+        self
     }
 
     fn push_header(&mut self, name: &str, value: &[u8]) -> &mut Self {

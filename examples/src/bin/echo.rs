@@ -1,11 +1,16 @@
-//! Echo server: every byte a client sends comes back. The runtime's first user.
+//! Echo server: every byte a client sends comes back. The runtime's first user. With
+//! `--ws ADDR` it also serves a WebSocket echo at `/` on ADDR (every message sent back as it
+//! came, permessage-deflate offered): the target of Autobahn's cases (bench/scripts/autobahn.sh).
 //!
 //! `cargo run --release -p moria-examples --bin echo -- --listen 127.0.0.1:7000 --workers 2`
+//! `cargo run --release -p moria-examples --bin echo -- --ws 127.0.0.1:9001`
 
 use std::io::{Read, Write};
 use std::time::Duration;
 
 use clap::Parser;
+use moria_http::ws::{self, Acceptor, DeflateConfig, Message, WebSocket};
+use moria_http::{Request, Response, Server};
 use moria_runtime::net::TcpListener;
 use moria_runtime::{shutdown, spawn, stats, Deadline};
 
@@ -22,6 +27,9 @@ struct Args {
     /// How long shutdown waits for open connections.
     #[arg(long, env = "MORIA_DRAIN_SECS", default_value_t = 5)]
     drain_secs: u64,
+    /// Also serve a WebSocket echo at `/` on this address.
+    #[arg(long, env = "MORIA_WS")]
+    ws: Option<String>,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,6 +38,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = moria_examples::start_runtime(args.workers)?;
     shutdown::listen_for_signals()?;
 
+    let ws_server = match &args.ws {
+        Some(addr) => Some(ws_echo(addr)?),
+        None => None,
+    };
     let mut listener = TcpListener::bind(args.listen.as_str())?;
     log::info!(
         "echo listening on {} with {} workers (Ctrl-C to stop)",
@@ -48,6 +60,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         Ok(())
     })??;
     log::info!("shutting down; waiting for open connections");
+    if let Some(server) = ws_server {
+        server.wait();
+    }
     if let Err(e) = shutdown::drain(Deadline::after(Duration::from_secs(args.drain_secs))) {
         log::warn!("{e}");
     }
@@ -69,6 +84,39 @@ fn echo(mut conn: moria_runtime::net::TcpStream) -> std::io::Result<()> {
                 }
             }
             Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Starts the WebSocket echo server at `/` on `addr`.
+fn ws_echo(addr: &str) -> Result<Server, Box<dyn std::error::Error>> {
+    let acceptor = Acceptor::new().config(ws::Config::new().deflate(DeflateConfig::default()));
+    let server = Server::builder()
+        .listen(addr)
+        .shutdown_token(shutdown::global().clone())
+        .start(move |req: &mut Request<'_>, res: &mut Response| {
+            acceptor.accept(req, res, ws_echo_loop);
+            Ok(())
+        })?;
+    log::info!("WebSocket echo at ws://{}/", server.local_addr());
+    Ok(server)
+}
+
+/// Sends every message back as it came, until the peer closes.
+fn ws_echo_loop(mut socket: WebSocket) {
+    loop {
+        let sent = match socket.read() {
+            Ok(msg @ (Message::Text(_) | Message::Binary(_))) => socket.send(msg),
+            Ok(Message::Close(_)) => return,
+            Ok(_) => Ok(()),
+            Err(e) => {
+                log::debug!("websocket: {e}");
+                return;
+            }
+        };
+        if let Err(e) = sent {
+            log::debug!("websocket: {e}");
+            return;
         }
     }
 }

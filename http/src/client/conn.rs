@@ -137,27 +137,29 @@ pub(crate) fn open(
     timing: &Timing,
     tls: &TlsConnector,
 ) -> Result<Connection> {
-    let name = url.to_string();
     let stream = dial(url, proxy, connect_timeout, timing)?;
-    let transport = if url.is_https() {
-        let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
-            moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
-                url: name.clone(),
-                reason,
-            },
-            source => Error::Tls {
-                url: name.clone(),
-                source,
-            },
-        })?;
-        Transport::Tls(Box::new(tls))
-    } else {
-        Transport::Plain(stream)
-    };
+    let transport = secure(url, stream, tls)?;
     Ok(Connection {
         io: BufReader::with_capacity(READ_BUFFER, transport),
         armed: None,
     })
+}
+
+/// `stream` as it carries `url`: through TLS (verified by `tls`) for `https`, as it is
+/// otherwise.
+pub(crate) fn secure(url: &Url, stream: TcpStream, tls: &TlsConnector) -> Result<Transport> {
+    if !url.is_https() {
+        return Ok(Transport::Plain(stream));
+    }
+    let name = url.to_string();
+    let tls = tls.connect(url.host_bare(), stream).map_err(|e| match e {
+        moria_crypto::Error::CertificateVerification(reason) => Error::TlsVerify {
+            url: name.clone(),
+            reason,
+        },
+        source => Error::Tls { url: name, source },
+    })?;
+    Ok(Transport::Tls(Box::new(tls)))
 }
 
 /// A TCP connection to `url`'s host, or to `proxy`, through which an `https` URL gets a

@@ -76,9 +76,10 @@ fn is_zlib_header(head: &[u8]) -> bool {
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum Decoder {
     /// A `deflate` body before its first read (`None` only while its decoder is being set up).
-    Sniffing(Option<Ahead>),
-    /// Decoding.
-    Running(DecompressReader<Ahead>),
+    Sniffing(Option<Box<Ahead>>),
+    /// Decoding. Both boxed: zlib-rs keeps the decompressor's state inline (several hundred
+    /// bytes), and the body reader is large too.
+    Running(Box<DecompressReader<Ahead>>),
 }
 
 /// The body on the wire (counted, for the bomb guard), behind up to two bytes read ahead and
@@ -146,7 +147,7 @@ impl BufRead for Ahead {
 impl Decoder {
     /// Decodes as `format` (unbounded here: [`BombGuard`] bounds it by ratio).
     fn running(format: Format, body: Ahead) -> Decoder {
-        Decoder::Running(DecompressReader::new(format, body, u64::MAX))
+        Decoder::Running(Box::new(DecompressReader::new(format, body, u64::MAX)))
     }
 
     /// The decoder, started if it was waiting for a `deflate` body's first bytes.
@@ -161,7 +162,7 @@ impl Decoder {
                     Format::Deflate
                 };
                 if let Some(body) = slot.take() {
-                    *self = Decoder::running(format, body);
+                    *self = Decoder::running(format, *body);
                 }
             }
         }
@@ -191,7 +192,7 @@ impl Content {
         let body = Ahead::new(framed);
         let decoder = match coding {
             Coding::Gzip => Decoder::running(Format::Gzip, body),
-            Coding::Deflate => Decoder::Sniffing(Some(body)),
+            Coding::Deflate => Decoder::Sniffing(Some(Box::new(body))),
         };
         Content::Decoded {
             decoder: Box::new(decoder),

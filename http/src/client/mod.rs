@@ -24,6 +24,7 @@
 //! | `response.rs` | [`Response`], [`Headers`]: `Read`, `text`, `bytes`, `json` |
 //! | `read.rs` | [`read_response`]: the same decoder on any `BufRead` (raw probes, pipelining) |
 //! | `url.rs` | [`Url`]: http/https URLs, reference resolution for redirects |
+//! | `websocket.rs` | [`Client::websocket`]: `ws://` and `wss://`, the client's handshake |
 //! | `error.rs` | [`Error`]: one variant per kind of failure, each naming the URL |
 //!
 //! The wire format is the crate's HTTP/1.1 codec (`h1/`), shared with the server.
@@ -43,6 +44,7 @@ mod response;
 mod send;
 mod timing;
 mod url;
+mod websocket;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,6 +65,7 @@ pub use read::{read_response, RawResponse};
 pub use request::RequestBuilder;
 pub use response::{Headers, Response};
 pub use url::Url;
+pub use websocket::WebSocketBuilder;
 
 use crate::limits::Limits;
 use decode::BombGuard;

@@ -18,6 +18,7 @@
 pub(crate) mod h1;
 #[cfg(feature = "tracing")]
 mod trace;
+pub(crate) mod ws;
 
 use std::net::SocketAddr;
 use std::panic::{catch_unwind, AssertUnwindSafe};

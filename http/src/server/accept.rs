@@ -7,6 +7,7 @@
 
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use moria_crypto::{TlsAcceptor, TlsStream};
 use moria_runtime::fiber::Builder as FiberBuilder;
 use moria_runtime::net::{Parkable, TcpListener, TcpStream, Wake};
-use moria_runtime::ShutdownToken;
+use moria_runtime::{panic_message, ShutdownToken};
 
 use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
@@ -26,6 +27,8 @@ use crate::metrics::Metered;
 use crate::tls;
 use crate::tls_info::TlsInfo;
 use crate::tracker::Registration;
+use crate::upgrade::{OnUpgrade, Upgraded};
+use crate::ws;
 
 /// Pause after a failed accept (e.g. out of descriptors) before trying again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
@@ -181,6 +184,7 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
 /// parks and this fiber ends) or done.
 fn serve(mut conn: Connection) {
     let shared = Arc::clone(&conn.shared);
+    let on_upgrade;
     let ending = {
         let Connection {
             reg,
@@ -199,9 +203,10 @@ fn serve(mut conn: Connection) {
                 counters: &shared.counters,
             },
             token: &shared.token,
+            upgrade: Default::default(),
         };
         let (pool, counters) = (&shared.conns, &shared.counters);
-        match io {
+        let ending = match io {
             Io::Plain(s) if shared.cfg.metrics => {
                 h1::serve(&mut Metered::new(s, counters), &ctx, pool, memory)
             }
@@ -215,7 +220,9 @@ fn serve(mut conn: Connection) {
                     h1::serve(stream, &ctx, pool, memory)
                 }
             }
-        }
+        };
+        on_upgrade = ctx.upgrade.take();
+        ending
     };
     match ending {
         Ok(Ending::Idle) => {
@@ -227,7 +234,43 @@ fn serve(mut conn: Connection) {
             shared.lot.park(conn, Some(deadline));
         }
         Ok(Ending::Closed) => {}
+        Ok(Ending::Upgrade(leftover)) => {
+            if let Some(f) = on_upgrade {
+                upgrade(conn, f, leftover);
+            }
+        }
         Err(e) => log::debug!("{}: connection ended: {e}", conn.peer),
+    }
+}
+
+/// Runs what the handler left for the connection after its 101, in this fiber; a panic there
+/// is logged and counted as a handler's.
+fn upgrade(conn: Connection, f: OnUpgrade, leftover: Vec<u8>) {
+    let Connection {
+        reg,
+        io,
+        peer,
+        shared,
+        ..
+    } = conn;
+    let stream = match io {
+        Io::Plain(s) => ws::Stream::Tcp(s),
+        Io::Tls(tls) => ws::Stream::Tls(Box::new(tls.0)),
+    };
+    let up = Upgraded {
+        link: ws::ServerLink {
+            reg,
+            token: shared.token.clone(),
+        },
+        stream,
+        leftover,
+    };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(up))) {
+        Counters::bump(&shared.counters.handler_panics);
+        log::error!(
+            "{peer}: upgraded connection's handler panicked: {}",
+            panic_message(&*payload)
+        );
     }
 }
 

@@ -50,3 +50,4 @@ mod static_uploads;
 mod stream_ranges;
 mod tls_https;
 mod trace_request_spans;
+mod ws_handshake;

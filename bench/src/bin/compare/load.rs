@@ -53,6 +53,18 @@ pub enum Load {
         /// Repetitions per user.
         reps: u32,
     },
+    /// `ws_load echo`: `conns` WebSocket connections, each sending a 32-byte text message and
+    /// waiting for its echo, over and over (a request is a round trip).
+    WsEcho {
+        /// Connections.
+        conns: u32,
+    },
+    /// `ws_load broadcast`: `members` WebSocket connections in one room and a publisher
+    /// keeping 4 messages in flight (a request is one message delivered to one member).
+    WsBroadcast {
+        /// Members reading.
+        members: u32,
+    },
     /// No load generator: `conns` keep-alive connections, one GET each, then left idle while
     /// the server's memory is read (see `idle`).
     Idle {
@@ -69,6 +81,8 @@ impl Load {
             Load::Wrk { conns, depth } => format!("wrk c{conns} ×{depth}"),
             Load::Routes { conns, mix } => format!("wrk c{conns} {mix} mix"),
             Load::Siege { conns, reps } => format!("siege -b c{conns} r{reps}"),
+            Load::WsEcho { conns } => format!("ws echo c{conns}"),
+            Load::WsBroadcast { members } => format!("ws fan-out to {members}"),
             Load::Idle { conns } => format!("{conns} idle conns"),
         }
     }
@@ -88,7 +102,12 @@ pub struct Generator<'a> {
     pub transit_lua: &'a Path,
     /// The generated GTFS feed, holding `routes_small.txt` and `routes_heavy.txt`.
     pub gtfs: &'a Path,
+    /// The WebSocket load generator (bench/src/bin/ws_load.rs).
+    pub ws_load: &'a Path,
 }
+
+/// A load generator's output parser.
+type Parser = fn(&str) -> Result<Measured, String>;
 
 /// Longest any single run may take beyond its nominal duration before it is killed.
 const GRACE: Duration = Duration::from_secs(10);
@@ -127,18 +146,35 @@ impl Generator<'_> {
         c
     }
 
+    /// ws_load in `mode` against `url` for `secs` seconds, on as many workers as wrk has
+    /// threads (connecting 10,000 members takes a few seconds more than the run).
+    fn ws_load(&self, secs: u64, mode: &str, url: &str) -> Command {
+        let mut c = self.command(
+            Duration::from_secs(secs) + GRACE + GRACE,
+            &self.ws_load.display().to_string(),
+        );
+        c.arg(mode)
+            .arg("--workers")
+            .arg(self.threads.max(1).to_string())
+            .arg("--url")
+            .arg(url)
+            .arg("--seconds")
+            .arg(secs.to_string());
+        c
+    }
+
     /// Runs `load` against `url` for `secs` seconds (wrk) and parses the result; `Err` says
     /// why there is none (killed, unparsable output).
     pub fn run(&self, load: &Load, url: &str, secs: u64) -> Result<Measured, String> {
-        let (mut cmd, is_wrk) = match load {
+        let (mut cmd, parse): (Command, Parser) = match load {
             Load::Wrk { conns, depth } => {
                 let script = (*depth > 1).then(|| (self.pipeline_lua, depth.to_string()));
-                (self.wrk(*conns, secs, url, script), true)
+                (self.wrk(*conns, secs, url, script), parse_wrk)
             }
             Load::Routes { conns, mix } => {
                 let routes = self.gtfs.join(format!("routes_{mix}.txt"));
                 let script = Some((self.transit_lua, routes.display().to_string()));
-                (self.wrk(*conns, secs, url, script), true)
+                (self.wrk(*conns, secs, url, script), parse_wrk)
             }
             Load::Siege { conns, reps } => {
                 let mut c = self.command(Duration::from_secs(15), "siege");
@@ -148,7 +184,17 @@ impl Generator<'_> {
                     .arg(format!("-c{conns}"))
                     .arg(format!("-r{reps}"))
                     .arg(url);
-                (c, false)
+                (c, parse_siege)
+            }
+            Load::WsEcho { conns } => {
+                let mut c = self.ws_load(secs, "echo", url);
+                c.arg("--conns").arg(conns.to_string());
+                (c, parse_ws_load)
+            }
+            Load::WsBroadcast { members } => {
+                let mut c = self.ws_load(secs, "broadcast", url);
+                c.arg("--subscribers").arg(members.to_string());
+                (c, parse_ws_load)
             }
             Load::Idle { .. } => return Err("idle connections are not a wrk or siege run".into()),
         };
@@ -170,14 +216,33 @@ impl Generator<'_> {
                 )
             });
         }
-        let mut m = if is_wrk {
-            parse_wrk(&text)?
-        } else {
-            parse_siege(&text)?
-        };
+        let mut m = parse(&text)?;
         m.load_cpu = Some(busy);
         Ok(m)
     }
+}
+
+/// ws_load's last line: `{"messages", "per_sec", "p50_ms", "p99_ms", "errors"}`.
+fn parse_ws_load(text: &str) -> Result<Measured, String> {
+    #[derive(serde::Deserialize)]
+    struct Report {
+        messages: u64,
+        per_sec: f64,
+        p50_ms: Option<f64>,
+        p99_ms: Option<f64>,
+        errors: u64,
+    }
+    let last = text.lines().last().unwrap_or("");
+    let r: Report =
+        serde_json::from_str(last).map_err(|e| format!("ws_load printed {last:?}: {e}"))?;
+    Ok(Measured {
+        requests: r.messages,
+        rps: r.per_sec,
+        p50_ms: r.p50_ms,
+        p99_ms: r.p99_ms,
+        errors: r.errors,
+        ..Measured::default()
+    })
 }
 
 /// CPU seconds (user + system) of this process's children that have been waited for: across a

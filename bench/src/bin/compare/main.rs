@@ -135,6 +135,9 @@ fn split_cpus() -> Cpus {
 }
 
 fn url(s: &Scenario, r: &Running) -> String {
+    if s.is_ws() {
+        return format!("ws://{}{}", r.http, s.path);
+    }
     match (s.https, r.https) {
         (true, Some(a)) => format!("https://{a}{}", s.path),
         _ => format!("http://{}{}", r.http, s.path),
@@ -157,6 +160,9 @@ fn run_scenario(
             let started = Running::start(kind, env);
             let refused = match &started {
                 Err(e) => Some(e.clone()),
+                // A WebSocket endpoint answers a plain GET with 400 or 426: the load's own
+                // handshake is the probe.
+                Ok(_) if s.is_ws() => None,
                 Ok(r) => match server::status_of(&url(s, r)) {
                     Ok(200) => None,
                     Ok(code) => Some(format!("answered {code}, not 200")),
@@ -257,10 +263,16 @@ fn wrk_script(bin: &Path, name: &str) -> PathBuf {
 }
 
 /// `Err` naming the first binary of `servers` missing from `bin` (with `gtfs_gen` when one
-/// needs the GTFS feed).
+/// needs the GTFS feed, `ws_load` for the WebSocket scenarios).
 fn check_binaries(bin: &Path, servers: &[Server]) -> Result<(), String> {
     let gtfs_gen = servers.iter().any(|k| k.needs_gtfs()).then_some("gtfs_gen");
-    for b in servers.iter().filter_map(|k| k.binary()).chain(gtfs_gen) {
+    let ws_load = servers.contains(&Server::WsTokio).then_some("ws_load");
+    for b in servers
+        .iter()
+        .filter_map(|k| k.binary())
+        .chain(gtfs_gen)
+        .chain(ws_load)
+    {
         if !bin.join(b).is_file() {
             return Err(format!(
                 "{} missing: run bench/compare.sh, which builds it",
@@ -394,6 +406,7 @@ fn run(args: Args) -> Result<(), String> {
     machine::pin_self(&cpus.load);
     let lua = wrk_script(&bin, "pipeline.lua");
     let transit_lua = wrk_script(&bin, "transit_mix.lua");
+    let ws_load = bin.join("ws_load");
     let gen = Generator {
         cpus: &cpus.load,
         threads: cpus.load_count,
@@ -401,6 +414,7 @@ fn run(args: Args) -> Result<(), String> {
         siegerc: &setup.siegerc,
         transit_lua: &transit_lua,
         gtfs: &env.gtfs,
+        ws_load: &ws_load,
     };
     eprintln!(
         "compare: {} scenarios, {runs} run(s) of {secs} s; servers on CPUs [{}] with {} worker(s), load on [{}]",

@@ -31,6 +31,13 @@ pub struct Scenario {
     pub body_bytes: Option<u64>,
 }
 
+impl Scenario {
+    /// Whether the load speaks WebSocket (`ws://` URLs; no HTTP status probe).
+    pub fn is_ws(&self) -> bool {
+        matches!(self.load, Load::WsEcho { .. } | Load::WsBroadcast { .. })
+    }
+}
+
 /// How many times fewer siege repetitions run over HTTPS than over HTTP.
 const HTTPS_SIEGE_DIVISOR: u32 = 5;
 
@@ -64,7 +71,7 @@ pub fn tfb_conns(load_cpus: usize) -> u32 {
 /// Every scenario; `load_cpus` scales TFB's connection counts, `siege_reps` sizes siege runs
 /// over HTTP (over HTTPS a fifth of it: every request is a full TLS handshake, and 500 × 20
 /// handshakes on one server CPU outlast the 15-second bound), `idle_conns` is how many
-/// connections the memory rows hold open.
+/// connections the memory rows hold open (and the members of the WebSocket fan-out).
 pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> {
     let c = tfb_conns(load_cpus);
     let tfb = |name: &str, what, path: &str, peers: Vec<Server>, load| Scenario {
@@ -271,6 +278,30 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
             body_bytes: None,
         });
     }
+    for conns in [1, 100, 1000] {
+        out.push(Scenario {
+            name: format!("ws-echo-c{conns}"),
+            what: "WebSocket echo round trips, 32-byte text",
+            moria: Server::MoriaWsEcho,
+            peers: vec![Server::WsTokio],
+            path: "/".into(),
+            https: false,
+            load: Load::WsEcho { conns },
+            body_bytes: None,
+        });
+    }
+    out.push(Scenario {
+        name: "ws-broadcast".into(),
+        what: "one room: each message to every member",
+        moria: Server::MoriaChat,
+        peers: vec![Server::WsTokio],
+        path: "/ws/bench?name=bench".into(),
+        https: false,
+        load: Load::WsBroadcast {
+            members: idle_conns,
+        },
+        body_bytes: None,
+    });
     for https in [false, true] {
         out.push(Scenario {
             name: format!("idle-{}", if https { "https" } else { "http" }),
@@ -329,6 +360,7 @@ mod tests {
         assert_eq!(select(all.clone(), &["static-http".into()]).len(), 6);
         assert_eq!(select(all.clone(), &["transit".into()]).len(), 4);
         assert_eq!(select(all.clone(), &["transit-small".into()]).len(), 3);
+        assert_eq!(select(all.clone(), &["ws-".into()]).len(), 4);
         assert_eq!(select(all.clone(), &[]).len(), all.len());
         assert!(select(all, &["nothing".into()]).is_empty());
     }

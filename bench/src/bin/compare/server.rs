@@ -38,6 +38,12 @@ pub enum Server {
     MoriaTransit,
     /// bench/peers/transit_axum: the transit-lang-cmp Rust entry's design.
     TransitAxum,
+    /// examples/echo's WebSocket echo (`--ws`).
+    MoriaWsEcho,
+    /// examples/chat: rooms relaying every message to every member.
+    MoriaChat,
+    /// bench/peers/ws_tokio.rs: tokio-tungstenite echo and rooms.
+    WsTokio,
 }
 
 impl Server {
@@ -54,6 +60,9 @@ impl Server {
             Server::Nginx => "nginx",
             Server::MoriaTransit => "moria transit",
             Server::TransitAxum => "axum transit peer",
+            Server::MoriaWsEcho => "moria echo --ws",
+            Server::MoriaChat => "moria chat",
+            Server::WsTokio => "tokio-tungstenite",
         }
     }
 
@@ -68,6 +77,9 @@ impl Server {
             Server::Nginx => None,
             Server::MoriaTransit => Some("transit"),
             Server::TransitAxum => Some("peer_transit_axum"),
+            Server::MoriaWsEcho => Some("echo"),
+            Server::MoriaChat => Some("chat"),
+            Server::WsTokio => Some("peer_ws_tokio"),
         }
     }
 
@@ -140,6 +152,18 @@ impl Running {
             Server::MoriaHello | Server::MoriaHelloNoMetrics => common("hello", &[]),
             Server::MoriaTransit => common("transit", &gtfs),
             Server::TransitAxum => common("peer_transit_axum", &gtfs),
+            Server::MoriaChat => common("chat", &[]),
+            Server::WsTokio => common("peer_ws_tokio", &[]),
+            // Its byte echo listens too (on a spare port); the WebSocket echo is measured.
+            Server::MoriaWsEcho => vec![
+                program("echo"),
+                "--ws".into(),
+                h,
+                "--listen".into(),
+                free_addr()?.to_string(),
+                "--workers".into(),
+                workers,
+            ],
             Server::MoriaFiles | Server::MoriaFilesNoMetrics => vec![
                 program("fileserver"),
                 "--root".into(),

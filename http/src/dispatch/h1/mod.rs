@@ -5,6 +5,7 @@
 
 mod respond;
 
+use std::cell::Cell;
 use std::io;
 use std::time::{Duration, Instant};
 
@@ -25,6 +26,7 @@ use crate::request::{Params, Request};
 use crate::response::{respond_error, Response};
 use crate::tracker::ConnState;
 use crate::transport::Transport;
+use crate::upgrade::OnUpgrade;
 
 /// Server-wide settings an HTTP/1.1 connection needs.
 pub(crate) struct ConnConfig {
@@ -41,6 +43,8 @@ pub(crate) struct ConnCtx<'c> {
     pub cfg: &'c ConnConfig,
     pub dispatcher: Dispatcher<'c>,
     pub token: &'c ShutdownToken,
+    /// What takes the connection after a 101 the handler asked for (`Next::Upgrade`).
+    pub upgrade: Cell<Option<OnUpgrade>>,
 }
 
 /// What dispatch keeps with each pooled working state: the response being built, the route's
@@ -179,6 +183,13 @@ impl Dispatch for ConnCtx<'_> {
         if self.token.is_triggered() {
             keep = false;
         }
+        if conn.app.res.upgrade.is_some() {
+            match (conn.app.res.head.status, keep) {
+                (101, true) => {}
+                (101, false) => respond_error(&mut conn.app.res, 503),
+                _ => respond_error(&mut conn.app.res, 500),
+            }
+        }
         let version = conn.head.version;
         let is_head = conn.head.method == Method::Head;
         self.dispatcher.state.responding();
@@ -193,6 +204,10 @@ impl Dispatch for ConnCtx<'_> {
         self.dispatcher.state.between();
         if self.cfg.metrics {
             self.record(&mut conn.app, conn.head.method);
+        }
+        if let Some(up) = conn.app.res.upgrade.take() {
+            self.upgrade.set(Some(up));
+            return Ok(Next::Upgrade);
         }
         Ok(match keep {
             true => Next::KeepAlive,

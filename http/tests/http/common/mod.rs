@@ -9,6 +9,7 @@ pub mod peer;
 pub mod process;
 pub mod raw;
 pub mod tls;
+pub mod ws;
 
 use std::io::{BufReader, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpStream};

@@ -61,16 +61,21 @@ pub(crate) enum Next {
         /// Whether to discard what the client still sends before closing.
         linger: bool,
     },
+    /// The answer was a 101: flush it and give the connection up (`Ending::Upgrade`).
+    Upgrade,
 }
 
 /// How a run of the connection loop ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Ending {
     /// Every answer is sent and no byte of a next request has arrived: park the connection.
     Idle,
     /// The connection is done (the client left, asked to close, broke the protocol, or the
     /// server shuts down).
     Closed,
+    /// The connection switched protocols after a 101: it belongs to the upgrade now, with
+    /// these bytes read past the request head.
+    Upgrade(Vec<u8>),
 }
 
 /// What a connection remembers between runs of the loop (it stays with a parked connection).
@@ -202,6 +207,11 @@ fn run<T: Transport, D: Dispatch>(
                         conn.linger(io, d.state(), d.token());
                     }
                     return Ok(Step::End(Ending::Closed));
+                }
+                Next::Upgrade => {
+                    conn.flush(io)?;
+                    let rest = conn.rbuf[conn.start..conn.filled].to_vec();
+                    return Ok(Step::End(Ending::Upgrade(rest)));
                 }
             }
         }

@@ -1,0 +1,81 @@
+//! [`Config`]: a WebSocket's limits and timers, each default a named constant.
+
+use std::time::Duration;
+
+use super::deflate::DeflateConfig;
+
+/// Default largest frame payload accepted.
+pub const DEFAULT_MAX_FRAME: u64 = 16 << 20;
+/// Default largest message accepted (after decompression).
+pub const DEFAULT_MAX_MESSAGE: u64 = 64 << 20;
+/// Default wait for the peer's answer to our close frame before the connection is cut.
+pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A WebSocket's limits and timers.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub(crate) max_frame: u64,
+    pub(crate) max_message: u64,
+    pub(crate) ping_interval: Option<Duration>,
+    pub(crate) idle_timeout: Option<Duration>,
+    pub(crate) close_timeout: Duration,
+    pub(crate) deflate: Option<DeflateConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Config {
+        Config::new()
+    }
+}
+
+impl Config {
+    /// The defaults: the limits above, no pings, no idle timeout, no compression.
+    pub fn new() -> Config {
+        Config {
+            max_frame: DEFAULT_MAX_FRAME,
+            max_message: DEFAULT_MAX_MESSAGE,
+            ping_interval: None,
+            idle_timeout: None,
+            close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            deflate: None,
+        }
+    }
+
+    /// Largest frame payload accepted (default [`DEFAULT_MAX_FRAME`]); more is close code 1009.
+    pub fn max_frame(mut self, bytes: u64) -> Config {
+        self.max_frame = bytes;
+        self
+    }
+
+    /// Largest message accepted, after decompression (default [`DEFAULT_MAX_MESSAGE`]); more
+    /// is close code 1009.
+    pub fn max_message(mut self, bytes: u64) -> Config {
+        self.max_message = bytes;
+        self
+    }
+
+    /// Sends a ping when nothing arrived for this long (default: never).
+    pub fn ping_interval(mut self, every: Duration) -> Config {
+        self.ping_interval = Some(every);
+        self
+    }
+
+    /// Closes with 1001 when nothing arrived for this long (default: never).
+    pub fn idle_timeout(mut self, after: Duration) -> Config {
+        self.idle_timeout = Some(after);
+        self
+    }
+
+    /// How long to wait for the peer's answer to our close (default [`DEFAULT_CLOSE_TIMEOUT`]).
+    pub fn close_timeout(mut self, after: Duration) -> Config {
+        self.close_timeout = after;
+        self
+    }
+
+    /// Offers (client) or accepts (server) permessage-deflate with these parameters
+    /// (default: off).
+    pub fn deflate(mut self, deflate: DeflateConfig) -> Config {
+        self.deflate = Some(deflate);
+        self
+    }
+}

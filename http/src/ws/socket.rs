@@ -1,0 +1,390 @@
+//! [`WebSocket`]: blocking `read` and `send` over one connection, the close handshake, and
+//! [`split`](WebSocket::split) into a [`WsReader`] and a [`WsWriter`] for two fibers. The read
+//! loop runs once for both forms, over a [`Duplex`]: pings are answered, a close is answered
+//! and ends the connection, a peer that breaks the protocol gets the close code its fault
+//! calls for.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+use std::time::Duration;
+
+use moria_runtime::sync::Mutex as FiberMutex;
+
+use super::config::Config;
+use super::error::{Error, Result};
+use super::frame::{OpCode, MAX_CONTROL_PAYLOAD};
+use super::inbound::Inbound;
+use super::message::{Message, CLOSE_GOING_AWAY};
+use super::outbound::Outbound;
+use super::stream::{ReadHalf, Stream, Timed, WriteHalf};
+use super::timers::{Duplex, ServerLink, Src, Stop, Timers};
+
+/// The read side's state, whichever form the socket has.
+pub(crate) struct ReadSide {
+    /// Declared first: the tracker forgets the connection before its socket closes.
+    link: Option<ServerLink>,
+    inbound: Inbound,
+    timers: Timers,
+    /// Nothing more will arrive (the close handshake is over or the connection failed).
+    done: bool,
+}
+
+impl ReadSide {
+    /// A read side for `cfg`, with what the handshake agreed.
+    pub(crate) fn new(cfg: &Config, inbound: Inbound, link: Option<ServerLink>) -> ReadSide {
+        ReadSide {
+            link,
+            inbound,
+            timers: Timers::new(cfg),
+            done: false,
+        }
+    }
+
+    /// Reads the next message, answering pings and a close; while our close waits for its
+    /// answer, everything else is dropped.
+    fn read(&mut self, io: &mut impl Duplex) -> Result<Message> {
+        if self.done {
+            return Err(Error::Closed);
+        }
+        loop {
+            let r = {
+                let mut src = Src {
+                    io: &mut *io,
+                    timers: &mut self.timers,
+                    link: self.link.as_ref(),
+                };
+                self.inbound.next(&mut src)
+            };
+            match r {
+                Ok(Message::Close(frame)) => {
+                    self.done = true;
+                    if !io.close_sent() {
+                        let code = frame.as_ref().map(|f| f.code.to_be_bytes());
+                        let _ = io.control(OpCode::Close, code.as_ref().map_or(&[][..], |c| c));
+                    }
+                    io.shutdown_write();
+                    return Ok(Message::Close(frame));
+                }
+                Ok(_) if io.close_sent() => {}
+                Ok(Message::Ping(p)) => {
+                    io.control(OpCode::Pong, &p)?;
+                    return Ok(Message::Ping(p));
+                }
+                Ok(m) => {
+                    if self.inbound.is_between() {
+                        self.inbound.release();
+                    }
+                    return Ok(m);
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Err(self.fail(io, e));
+                }
+            }
+        }
+    }
+
+    /// Ends the connection after `e`: the close frame its cause calls for, then our half of
+    /// the connection. Returns what the caller sees.
+    fn fail(&mut self, io: &mut impl Duplex, e: Error) -> Error {
+        let shutting_down = self.link.as_ref().is_some_and(|l| l.token.is_triggered());
+        let (code, reason) = match (self.timers.stop, &e) {
+            (Some(Stop::Shutdown), _) => (CLOSE_GOING_AWAY, "server shutting down"),
+            // The shutdown woke the wait: an end of stream or an error, whichever the socket
+            // reports.
+            (_, Error::Closed | Error::Io(_)) if shutting_down => {
+                (CLOSE_GOING_AWAY, "server shutting down")
+            }
+            (Some(Stop::Idle), _) => (CLOSE_GOING_AWAY, "idle timeout"),
+            (Some(Stop::CloseTimeout), _) => return Error::Io(io::ErrorKind::TimedOut.into()),
+            (_, Error::Closed) if io.close_sent() => return Error::Closed,
+            (_, Error::Closed) => {
+                return Error::Io(io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    "connection closed without a close frame",
+                ))
+            }
+            (_, failure) => match failure.close_code() {
+                Some(code) => (code, ""),
+                None => return e,
+            },
+        };
+        let seen = match code {
+            CLOSE_GOING_AWAY if self.timers.stop != Some(Stop::Idle) => Error::Closed,
+            _ => e,
+        };
+        if !io.close_sent() {
+            let _ = io.control(OpCode::Close, &close_payload(code, reason));
+        }
+        io.shutdown_write();
+        seen
+    }
+
+    /// Sends our close (unless sent) and waits for the peer's, up to the close timeout.
+    fn close(&mut self, io: &mut impl Duplex, code: u16, reason: &str) -> Result<()> {
+        if !io.close_sent() {
+            if reason.len() > MAX_CONTROL_PAYLOAD as usize - 2 {
+                return Err(Error::Protocol("close reason over 123 bytes"));
+            }
+            io.control(OpCode::Close, &close_payload(code, reason))?;
+        }
+        self.timers.close_sent();
+        loop {
+            match self.read(io) {
+                Ok(Message::Close(_)) | Err(Error::Closed) => return Ok(()),
+                Ok(_) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+fn close_payload(code: u16, reason: &str) -> Vec<u8> {
+    let mut p = code.to_be_bytes().to_vec();
+    p.extend_from_slice(reason.as_bytes());
+    p
+}
+
+/// The opcode and payload of a message to send.
+fn parts(msg: &Message) -> Result<(OpCode, &[u8])> {
+    Ok(match msg {
+        Message::Text(t) => (OpCode::Text, t.as_bytes()),
+        Message::Binary(b) => (OpCode::Binary, b),
+        Message::Ping(p) | Message::Pong(p) if p.len() > MAX_CONTROL_PAYLOAD as usize => {
+            return Err(Error::Protocol("control payload over 125 bytes"))
+        }
+        Message::Ping(p) => (OpCode::Ping, p),
+        Message::Pong(p) => (OpCode::Pong, p),
+        Message::Close(_) => return Err(Error::Protocol("send a close with WebSocket::close")),
+    })
+}
+
+/// A WebSocket connection (server or client side): `read` and `send` from one fiber, or
+/// [`split`](Self::split) for a reading fiber and writing ones.
+pub struct WebSocket {
+    /// Declared before the stream: see [`ReadSide`].
+    read: ReadSide,
+    out: Outbound,
+    stream: Stream,
+    protocol: Option<String>,
+}
+
+/// The whole socket as the read loop's [`Duplex`].
+struct Whole<'a> {
+    stream: &'a mut Stream,
+    out: &'a mut Outbound,
+}
+
+impl Duplex for Whole<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.stream.read(buf)
+    }
+
+    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.stream.set_read_timeout(t)
+    }
+
+    fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()> {
+        self.out.send(self.stream, op, payload)
+    }
+
+    fn close_sent(&self) -> bool {
+        self.out.close_sent
+    }
+
+    fn shutdown_write(&mut self) {
+        self.stream.shutdown_write();
+    }
+}
+
+impl WebSocket {
+    /// A WebSocket over `stream` after a completed handshake.
+    pub(crate) fn new(
+        stream: Stream,
+        read: ReadSide,
+        out: Outbound,
+        protocol: Option<String>,
+    ) -> WebSocket {
+        WebSocket {
+            read,
+            out,
+            stream,
+            protocol,
+        }
+    }
+
+    fn duplex(&mut self) -> (&mut ReadSide, Whole<'_>) {
+        (
+            &mut self.read,
+            Whole {
+                stream: &mut self.stream,
+                out: &mut self.out,
+            },
+        )
+    }
+
+    /// Waits for the next message. A ping is answered before it is returned; a close is
+    /// answered and returned once, after which reads fail with [`Error::Closed`]. A peer
+    /// that breaks the protocol gets its close code and the read fails.
+    pub fn read(&mut self) -> Result<Message> {
+        let (side, mut io) = self.duplex();
+        side.read(&mut io)
+    }
+
+    /// Sends a message (text, binary, ping or pong; close with [`close`](Self::close)).
+    pub fn send(&mut self, msg: Message) -> Result<()> {
+        let (op, payload) = parts(&msg)?;
+        self.out.send(&mut self.stream, op, payload)
+    }
+
+    /// Sends a text message.
+    pub fn send_text(&mut self, text: &str) -> Result<()> {
+        self.out
+            .send(&mut self.stream, OpCode::Text, text.as_bytes())
+    }
+
+    /// Sends a binary message.
+    pub fn send_binary(&mut self, data: &[u8]) -> Result<()> {
+        self.out.send(&mut self.stream, OpCode::Binary, data)
+    }
+
+    /// Starts the close handshake with `code` and `reason` (at most 123 bytes) and waits for
+    /// the peer's answer (messages meanwhile are dropped), up to the close timeout.
+    pub fn close(&mut self, code: u16, reason: &str) -> Result<()> {
+        let (side, mut io) = self.duplex();
+        side.close(&mut io, code, reason)
+    }
+
+    /// The subprotocol agreed in the handshake.
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+
+    /// Splits into a reader and a writer that two fibers use at once (clone the writer for
+    /// more). Over TLS the reader's waits are bounded once, here, by the shortest of the
+    /// ping interval, idle timeout and close timeout.
+    pub fn split(self) -> Result<(WsReader, WsWriter)> {
+        let WebSocket {
+            read,
+            out,
+            mut stream,
+            protocol,
+        } = self;
+        if matches!(stream, Stream::Tls(_)) {
+            stream.set_read_timeout(read.timers.fixed_timeout())?;
+        }
+        let (src, dst) = stream.split()?;
+        let writer = WsWriter {
+            shared: Arc::new(FiberMutex::new(WriteSide { out, dst })),
+        };
+        Ok((
+            WsReader {
+                read,
+                src,
+                writer: writer.clone(),
+                protocol,
+            },
+            writer,
+        ))
+    }
+}
+
+/// The writing half's state, behind the writers' lock.
+struct WriteSide {
+    out: Outbound,
+    dst: WriteHalf,
+}
+
+/// The writing half of a split [`WebSocket`]; clones share it (one frame at a time).
+#[derive(Clone)]
+pub struct WsWriter {
+    shared: Arc<FiberMutex<WriteSide>>,
+}
+
+impl WsWriter {
+    fn send_frame(&self, op: OpCode, payload: &[u8]) -> Result<()> {
+        let mut w = self.shared.lock();
+        let WriteSide { out, dst } = &mut *w;
+        out.send(dst, op, payload)
+    }
+
+    /// Sends a message (text, binary, ping or pong).
+    pub fn send(&self, msg: Message) -> Result<()> {
+        let (op, payload) = parts(&msg)?;
+        self.send_frame(op, payload)
+    }
+
+    /// Sends a text message.
+    pub fn send_text(&self, text: &str) -> Result<()> {
+        self.send_frame(OpCode::Text, text.as_bytes())
+    }
+
+    /// Sends a binary message.
+    pub fn send_binary(&self, data: &[u8]) -> Result<()> {
+        self.send_frame(OpCode::Binary, data)
+    }
+
+    /// Sends a close frame; the reader then sees the peer's answer (or times out).
+    pub fn close(&self, code: u16, reason: &str) -> Result<()> {
+        if reason.len() > MAX_CONTROL_PAYLOAD as usize - 2 {
+            return Err(Error::Protocol("close reason over 123 bytes"));
+        }
+        self.send_frame(OpCode::Close, &close_payload(code, reason))
+    }
+}
+
+/// The reading half of a split [`WebSocket`].
+pub struct WsReader {
+    /// Declared before the socket half: see [`ReadSide`].
+    read: ReadSide,
+    src: ReadHalf,
+    writer: WsWriter,
+    protocol: Option<String>,
+}
+
+/// The reading half and the shared writer as the read loop's [`Duplex`].
+struct Halves<'a> {
+    src: &'a mut ReadHalf,
+    writer: &'a WsWriter,
+}
+
+impl Duplex for Halves<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.src.read(buf)
+    }
+
+    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
+        self.src.set_read_timeout(t)
+    }
+
+    fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()> {
+        self.writer.send_frame(op, payload)
+    }
+
+    fn close_sent(&self) -> bool {
+        self.writer.shared.lock().out.close_sent
+    }
+
+    fn shutdown_write(&mut self) {
+        self.writer.shared.lock().dst.shutdown_write();
+    }
+}
+
+impl WsReader {
+    /// Waits for the next message, as [`WebSocket::read`].
+    pub fn read(&mut self) -> Result<Message> {
+        let mut io = Halves {
+            src: &mut self.src,
+            writer: &self.writer,
+        };
+        if io.close_sent() {
+            self.read.timers.close_sent();
+        }
+        self.read.read(&mut io)
+    }
+
+    /// The subprotocol agreed in the handshake.
+    pub fn protocol(&self) -> Option<&str> {
+        self.protocol.as_deref()
+    }
+}

@@ -1,0 +1,181 @@
+//! The read side's clock and its waits: the ping interval, the idle timeout, the wait for the
+//! peer's close, and the server's shutdown (an idle WebSocket is marked idle in the tracker, so
+//! a shutdown wakes it) — all through one read timeout, set only when it changes.
+
+use std::io;
+use std::sync::atomic::{fence, Ordering};
+use std::time::{Duration, Instant};
+
+use moria_runtime::ShutdownToken;
+
+use super::config::Config;
+use super::error::Result;
+use super::frame::OpCode;
+use super::inbound::Source;
+use crate::tracker::Registration;
+
+/// What a server-side WebSocket keeps of its server: its entry in the connection tracker
+/// (dropped before the socket closes) and the shutdown token.
+pub(crate) struct ServerLink {
+    pub(crate) reg: Registration,
+    pub(crate) token: ShutdownToken,
+}
+
+/// Why the read side stopped waiting on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// The server shuts down.
+    Shutdown,
+    /// Nothing arrived within the idle timeout.
+    Idle,
+    /// The peer did not answer our close in time.
+    CloseTimeout,
+}
+
+/// The read side's timers.
+pub(crate) struct Timers {
+    ping_interval: Option<Duration>,
+    idle_timeout: Option<Duration>,
+    close_timeout: Duration,
+    last_heard: Instant,
+    last_ping: Instant,
+    /// Set once our close is out: the peer must answer by then.
+    close_deadline: Option<Instant>,
+    /// The read timeout last set on the socket.
+    timeout_set: Option<Duration>,
+    /// Why the last wait ended on its own.
+    pub(crate) stop: Option<Stop>,
+}
+
+impl Timers {
+    /// The timers `cfg` asks for, starting now.
+    pub(crate) fn new(cfg: &Config) -> Timers {
+        let now = Instant::now();
+        Timers {
+            ping_interval: cfg.ping_interval,
+            idle_timeout: cfg.idle_timeout,
+            close_timeout: cfg.close_timeout,
+            last_heard: now,
+            last_ping: now,
+            close_deadline: None,
+            timeout_set: None,
+            stop: None,
+        }
+    }
+
+    /// Our close frame went out: the peer's answer is awaited for the close timeout.
+    pub(crate) fn close_sent(&mut self) {
+        self.close_deadline
+            .get_or_insert_with(|| Instant::now() + self.close_timeout);
+    }
+
+    /// The read timeout a split TLS reader keeps for good (it cannot change it later): the
+    /// shortest of the timers.
+    pub(crate) fn fixed_timeout(&self) -> Option<Duration> {
+        [
+            self.ping_interval,
+            self.idle_timeout,
+            Some(self.close_timeout),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let ping = self
+            .ping_interval
+            .map(|p| self.last_heard.max(self.last_ping) + p);
+        let idle = self.idle_timeout.map(|i| self.last_heard + i);
+        [self.close_deadline, ping, idle]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+}
+
+/// What the read loop needs from the connection: bytes with a timeout, and control frames out.
+pub(crate) trait Duplex {
+    /// Reads what arrives.
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
+    /// Sets the read timeout.
+    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
+    /// Sends a control frame.
+    fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()>;
+    /// Whether our close frame has gone out.
+    fn close_sent(&self) -> bool;
+    /// Ends our sending direction.
+    fn shutdown_write(&mut self);
+}
+
+/// The inbound reader's byte source over a [`Duplex`], running the timers.
+pub(crate) struct Src<'a, D: Duplex> {
+    pub(crate) io: &'a mut D,
+    pub(crate) timers: &'a mut Timers,
+    pub(crate) link: Option<&'a ServerLink>,
+}
+
+impl<D: Duplex> Source for Src<'_, D> {
+    fn fill(&mut self, buf: &mut [u8], between: bool) -> io::Result<usize> {
+        loop {
+            let idle_flag = self.link.filter(|_| between);
+            if let Some(link) = idle_flag {
+                link.reg.state.idle.store(true, Ordering::SeqCst);
+                fence(Ordering::SeqCst);
+                if link.token.is_triggered() {
+                    link.reg.state.idle.store(false, Ordering::SeqCst);
+                    self.timers.stop = Some(Stop::Shutdown);
+                    return Err(io::ErrorKind::ConnectionAborted.into());
+                }
+            }
+            let now = Instant::now();
+            let timeout = self.timers.next_deadline().map(|d| {
+                d.saturating_duration_since(now)
+                    .max(Duration::from_millis(1))
+            });
+            if timeout != self.timers.timeout_set {
+                self.io.set_read_timeout(timeout)?;
+                self.timers.timeout_set = timeout;
+            }
+            let r = self.io.read(buf);
+            if let Some(link) = idle_flag {
+                link.reg.state.idle.store(false, Ordering::SeqCst);
+            }
+            match r {
+                Ok(n) => {
+                    self.timers.last_heard = Instant::now();
+                    return Ok(n);
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+                    ) =>
+                {
+                    let now = Instant::now();
+                    let t = &mut *self.timers;
+                    if t.close_deadline.is_some_and(|d| now >= d) {
+                        t.stop = Some(Stop::CloseTimeout);
+                        return Err(e);
+                    }
+                    if t.idle_timeout.is_some_and(|i| now >= t.last_heard + i) {
+                        t.stop = Some(Stop::Idle);
+                        return Err(e);
+                    }
+                    if t.ping_interval
+                        .is_some_and(|p| now >= t.last_heard.max(t.last_ping) + p)
+                    {
+                        t.last_ping = now;
+                        if !self.io.close_sent() {
+                            self.io
+                                .control(OpCode::Ping, b"")
+                                .map_err(io::Error::other)?;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
