@@ -3,9 +3,10 @@
 
 mod common;
 
-mod fileserver_observability;
+mod chat_browser;
 mod fileserver_browser;
 mod fileserver_memory;
+mod fileserver_observability;
 mod mutual_tls;
 mod techempower;
 mod transit;
