@@ -182,8 +182,9 @@ impl<'a> Request<'a> {
 
     /// Sets the request id (what access logs and error logs print).
     pub fn set_request_id(&mut self, id: &str) {
-        self.ext.request_id.clear();
-        self.ext.request_id.push_str(id);
+        let ext = self.ext.touch();
+        ext.request_id.clear();
+        ext.request_id.push_str(id);
     }
 
     /// The user an authentication layer accepted, if any.
@@ -193,7 +194,7 @@ impl<'a> Request<'a> {
 
     /// Records the authenticated user (authentication layers call this).
     pub fn set_user(&mut self, user: &str) {
-        self.ext.user = Some(user.to_string());
+        self.ext.touch().user = Some(user.to_string());
     }
 
     /// When the answer is due, if a [`crate::layer::Deadline`] set one: code that can bound

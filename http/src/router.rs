@@ -423,7 +423,7 @@ impl<S: Send + Sync + 'static> Router<S> {
 impl<S: Send + Sync + 'static> Handler for Router<S> {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
         if let Some(r) = &self.renderer {
-            req.ext.renderer = Some(Arc::clone(r));
+            req.ext.touch().renderer = Some(Arc::clone(r));
         }
         if self.layers.is_empty() {
             return self.dispatch(req, res);

@@ -11,6 +11,9 @@ use super::render::Renderer;
 /// Per-request values set by layers (see [`crate::Request::extensions`]).
 #[derive(Default)]
 pub struct Extensions {
+    /// Whether anything was written since the last clear (a request no layer touched costs
+    /// one test to clear).
+    used: bool,
     pub(crate) request_id: String,
     pub(crate) user: Option<String>,
     pub(crate) deadline: Option<Instant>,
@@ -21,6 +24,7 @@ pub struct Extensions {
 impl Extensions {
     /// Stores `value`, replacing an earlier value of the same type.
     pub fn insert<T: Any + Send + Sync>(&mut self, value: T) {
+        self.used = true;
         match self.values.iter_mut().find(|v| v.is::<T>()) {
             Some(slot) => *slot = Box::new(value),
             None => self.values.push(Box::new(value)),
@@ -35,12 +39,28 @@ impl Extensions {
     /// Sets the request id to `prefix-n` in hex, reusing the id's buffer.
     pub(crate) fn set_generated_id(&mut self, prefix: u32, n: u64) {
         use std::fmt::Write as _;
+        self.used = true;
         self.request_id.clear();
         let _ = write!(self.request_id, "{prefix:08x}-{n:x}");
     }
 
+    /// Marks the extensions written (every writer of a field calls this first).
+    pub(crate) fn touch(&mut self) -> &mut Extensions {
+        self.used = true;
+        self
+    }
+
     /// Back to empty, keeping the request id's capacity.
+    #[inline]
     pub(crate) fn clear(&mut self) {
+        if self.used {
+            self.clear_used();
+        }
+    }
+
+    #[cold]
+    fn clear_used(&mut self) {
+        self.used = false;
         self.request_id.clear();
         self.user = None;
         self.deadline = None;

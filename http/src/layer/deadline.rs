@@ -27,10 +27,10 @@ impl Deadline {
 impl Layer for Deadline {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response, next: Next<'_>) -> HandlerResult {
         let due = Instant::now() + self.limit;
-        let outer = req.extensions().deadline;
-        req.extensions_mut().deadline = Some(outer.map_or(due, |o| o.min(due)));
+        let outer = req.ext.deadline;
+        req.ext.touch().deadline = Some(outer.map_or(due, |o| o.min(due)));
         next.run(req, res);
-        req.extensions_mut().deadline = outer;
+        req.ext.deadline = outer;
         if Instant::now() > due {
             log::warn!(
                 "{} {} {}: ran past its {:?} deadline",
