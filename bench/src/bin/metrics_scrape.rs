@@ -58,6 +58,22 @@ struct Args {
     /// Scrapes of each kind (the median is printed).
     #[arg(long, default_value_t = 31)]
     runs: usize,
+    /// Internal: hold this many connections to ADDR open until stdin closes (the idle clients
+    /// live in a child process, so the two sides' descriptors do not share one limit).
+    #[arg(long, num_args = 2, value_names = ["N", "ADDR"], hide = true)]
+    hold: Option<Vec<String>>,
+}
+
+/// The child's job: `n` connections to `addr`, held until stdin closes.
+fn hold(n: usize, addr: &str) -> Result<(), Box<dyn std::error::Error>> {
+    moria_runtime::startup::raise_nofile_limit()?;
+    let conns: Vec<TcpStream> = (0..n)
+        .map(|_| TcpStream::connect(addr))
+        .collect::<Result<_, _>>()?;
+    let mut rest = Vec::new();
+    std::io::stdin().read_to_end(&mut rest)?;
+    drop(conns);
+    Ok(())
 }
 
 fn ok(_: &mut Request<'_>, res: &mut Response) -> HandlerResult {
@@ -67,7 +83,9 @@ fn ok(_: &mut Request<'_>, res: &mut Response) -> HandlerResult {
 
 /// Sends `GET path` on `s` and reads the whole response (Content-Length framing).
 fn get(s: &mut TcpStream, path: &str) -> usize {
-    write!(s, "GET {path} HTTP/1.1\r\nHost: b\r\n\r\n").expect("write");
+    // One write: `write!` would send the pieces apart, and Nagle would hold the last.
+    let head = format!("GET {path} HTTP/1.1\r\nHost: b\r\n\r\n");
+    s.write_all(head.as_bytes()).expect("write");
     let mut buf = Vec::new();
     let mut chunk = [0u8; 64 * 1024];
     loop {
@@ -96,6 +114,9 @@ fn median(mut v: Vec<Duration>) -> Duration {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if let Some(h) = &args.hold {
+        return hold(h[0].parse()?, &h[1]);
+    }
     moria_runtime::startup::raise_nofile_limit()?;
     let _rt = Runtime::builder().build()?;
     let mut router = Router::new().get("/metrics", metrics::handler());
@@ -108,13 +129,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .start(router)?;
     let addr = server.local_addr();
     let mut scraper = TcpStream::connect(addr)?;
+    scraper.set_nodelay(true)?;
     for i in 0..args.routes {
         get(&mut scraper, &format!("/r{i}/1"));
     }
-    let idle: Vec<TcpStream> = (0..args.conns)
-        .map(|_| TcpStream::connect(addr))
-        .collect::<Result<_, _>>()?;
+    let mut idle = std::process::Command::new(std::env::current_exe()?)
+        .args(["--hold", &args.conns.to_string(), &addr.to_string()])
+        .stdin(std::process::Stdio::piped())
+        .spawn()?;
+    let deadline = Instant::now() + Duration::from_secs(120);
     while server.connections() < args.conns + 1 {
+        if Instant::now() > deadline {
+            return Err(format!("only {} connections open", server.connections()).into());
+        }
         std::thread::sleep(Duration::from_millis(10));
     }
 
@@ -154,6 +181,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "| allocations per gather() | {allocs} ({:.0} KiB requested) |",
         bytes as f64 / 1024.0
     );
-    drop(idle);
+    drop(idle.stdin.take());
+    idle.wait()?;
     Ok(())
 }
