@@ -17,10 +17,17 @@
 //! Without `--cert`/`--key` one self-signed certificate (localhost, 127.0.0.1, ::1) is made at
 //! start and shared by every worker; `curl -k` or `--cacert` accepts it. With `--client-ca`,
 //! HTTPS clients must present a certificate issued by one of those CAs (`curl --cert`). Each
-//! flag has a
-//! `MORIA_*` environment twin. Ctrl-C (SIGINT) or SIGTERM stops accepting, lets requests in
-//! flight finish (up to `--grace-secs`) and exits.
+//! flag has a `MORIA_*` environment twin (but `--auth`, given once per user). Ctrl-C (SIGINT)
+//! or SIGTERM stops accepting, lets requests in flight finish (up to `--grace-secs`) and exits.
+//!
+//! `--auth USER:PASSWORD` (repeatable) asks every request, HTTP and HTTPS, for Basic
+//! credentials; the user may read and, with `--upload`, upload. `--auth-read-only USER:PASSWORD`
+//! names a user who may only read. The password may be a hash instead (so that no password is
+//! on the command line): `echo -n secret | fileserver --hash-password` prints one
+//! (`pbkdf2-sha256:…`, or give `sha256:HEX`). Wrong credentials are logged with the user name
+//! they claimed, never the password.
 
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -31,8 +38,9 @@ use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::access_log::{self, Sink};
 use moria_http::compress::Compression;
 use moria_http::health::Readiness;
+use moria_http::layer::{read_only, BasicAuth};
 use moria_http::static_files::Uploads;
-use moria_http::{Server, StaticFiles};
+use moria_http::{Router, Server, StaticFiles};
 use moria_runtime::log_file::LogFile;
 use moria_runtime::shutdown;
 
@@ -83,6 +91,16 @@ struct Args {
     /// Let the upload form create subdirectories.
     #[arg(long, env = "MORIA_MKDIR")]
     mkdir: bool,
+    /// Require HTTP Basic credentials: a user who may read and upload, as USER:PASSWORD or
+    /// USER:HASH (from --hash-password, or sha256:HEX). Repeatable.
+    #[arg(long = "auth", value_name = "USER:PASSWORD")]
+    auth: Vec<String>,
+    /// Like --auth, for a user who may only read (GET, HEAD, OPTIONS). Repeatable.
+    #[arg(long = "auth-read-only", value_name = "USER:PASSWORD")]
+    auth_read_only: Vec<String>,
+    /// Print the hash of the password read from standard input, for --auth USER:HASH, and exit.
+    #[arg(long)]
+    hash_password: bool,
     /// Compress textual files on the fly for clients that accept gzip.
     #[arg(long, env = "MORIA_GZIP")]
     gzip: bool,
@@ -121,6 +139,14 @@ struct Args {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args = Args::parse();
+    if args.hash_password {
+        let mut password = String::new();
+        std::io::stdin().read_line(&mut password)?;
+        let password = password.trim_end_matches(['\r', '\n']);
+        println!("{}", BasicAuth::hash_password(password)?);
+        return Ok(());
+    }
+    let auth = auth(&args)?;
     let access = match &args.access_log_file {
         Some(path) => Some(Sink::File(LogFile::open(path)?)),
         None if args.access_log || args.access_log_format.is_some() => Some(Sink::Stderr),
@@ -166,7 +192,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         server = server.listen_tls(args.https.as_str(), acceptor.build()?);
     }
     shutdown::listen_for_signals()?;
-    let server = server.start(files)?;
+    let server = match auth {
+        Some(auth) => server.start(Router::new().fallback(files).layer(auth))?,
+        None => server.start(files)?,
+    };
     let metrics = match &args.metrics {
         Some(addr) => {
             let token = shutdown::global().clone();
@@ -226,6 +255,35 @@ fn files(args: &Args) -> Result<StaticFiles, String> {
         .open_file_cache((args.cache_secs > 0).then(|| Duration::from_secs(args.cache_secs)))
         .build()
         .map_err(|e| format!("cannot serve {}: {e}", args.root.display()))
+}
+
+/// The `--auth` and `--auth-read-only` users as one Basic-auth layer, if there is any.
+fn auth(args: &Args) -> Result<Option<BasicAuth>, String> {
+    if args.auth.is_empty() && args.auth_read_only.is_empty() {
+        return Ok(None);
+    }
+    let mut auth = BasicAuth::new("fileserver");
+    let mut readers = HashSet::new();
+    let full = args.auth.iter().map(|s| (s, false));
+    for (spec, read_only_user) in full.chain(args.auth_read_only.iter().map(|s| (s, true))) {
+        // The message never repeats the value: it holds a password.
+        let (user, secret) = spec
+            .split_once(':')
+            .filter(|(u, s)| !u.is_empty() && !s.is_empty())
+            .ok_or("--auth: expected USER:PASSWORD or USER:HASH")?;
+        auth = if secret.starts_with("sha256:") || secret.starts_with("pbkdf2-sha256:") {
+            auth.user_hashed(user, secret)
+                .map_err(|e| format!("--auth {user}: {e}"))?
+        } else {
+            auth.user(user, secret)
+        };
+        if read_only_user {
+            readers.insert(user.to_string());
+        }
+    }
+    Ok(Some(auth.rights(move |user, req| {
+        !readers.contains(user) || read_only(req.method())
+    })))
 }
 
 /// A URL a browser on this machine can open (`localhost` for an unspecified address).

@@ -4,6 +4,7 @@
 mod common;
 
 mod chat_browser;
+mod fileserver_auth;
 mod fileserver_browser;
 mod fileserver_memory;
 mod fileserver_observability;

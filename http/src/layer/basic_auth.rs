@@ -3,7 +3,8 @@
 //! `pbkdf2-sha256:ITERATIONS:SALT_HEX:HASH_HEX`, see [`BasicAuth::hash_password`]), with a
 //! per-user rights hook (which methods a user may use, say): 401 with the challenge when the
 //! credentials are missing or wrong, 403 when the user may not do this. PBKDF2 runs on the
-//! offload pool, once per credentials: a verified `user:password` digest is remembered.
+//! offload pool, once per credentials: a verified `user:password` digest is remembered. Wrong
+//! credentials are logged (`warn`) with the user name they claimed, never the password.
 
 use std::collections::HashSet;
 use std::sync::Mutex;
@@ -127,18 +128,28 @@ impl BasicAuth {
     }
 
     /// The user the `Authorization` value names, if the password is right.
+    #[cfg(test)]
     fn check(&self, authorization: Option<&str>) -> Option<&str> {
-        let (scheme, token) = authorization?.trim().split_once(' ')?;
+        self.verify(authorization).ok()
+    }
+
+    /// The user the `Authorization` value names if the password is right; else the name it
+    /// claimed, when it is Basic credentials at all (for the log: never the password).
+    fn verify(&self, authorization: Option<&str>) -> Result<&str, Option<String>> {
+        let (scheme, token) = authorization
+            .and_then(|a| a.trim().split_once(' '))
+            .ok_or(None)?;
         if !scheme.eq_ignore_ascii_case("basic") {
-            return None;
+            return Err(None);
         }
-        let decoded = from_base64(token.trim())?;
-        let colon = decoded.iter().position(|&c| c == b':')?;
+        let decoded = from_base64(token.trim()).ok_or(None)?;
+        let colon = decoded.iter().position(|&c| c == b':').ok_or(None)?;
         let (name, password) = (&decoded[..colon], &decoded[colon + 1..]);
+        let claimed = || Some(String::from_utf8_lossy(name).into_owned());
         let Some(user) = self.users.iter().find(|u| u.name.as_bytes() == name) else {
             // Hash anyway, so the time taken does not tell which user names exist.
             let _ = constant_time_eq(&sha256(password), &[0; 32]);
-            return None;
+            return Err(claimed());
         };
         let ok = match &user.secret {
             Secret::Sha256(d) => constant_time_eq(d, &sha256(password)),
@@ -148,7 +159,11 @@ impl BasicAuth {
                 hash,
             } => self.check_pbkdf2(&decoded, password, *iterations, salt, hash),
         };
-        ok.then_some(user.name.as_str())
+        if ok {
+            Ok(user.name.as_str())
+        } else {
+            Err(claimed())
+        }
     }
 
     fn check_pbkdf2(
@@ -183,9 +198,22 @@ impl BasicAuth {
 
 impl Layer for BasicAuth {
     fn handle(&self, req: &mut Request<'_>, res: &mut Response, next: Next<'_>) -> HandlerResult {
-        let Some(user) = self.check(req.header_str("authorization")) else {
-            let e = HttpError::unauthorized("valid credentials required", &self.challenge);
-            return Err(e.into());
+        let user = match self.verify(req.header_str("authorization")) {
+            Ok(user) => user,
+            Err(claimed) => {
+                // Wrong credentials are worth a line (who, never the password); none at all is
+                // how every browser asks first.
+                if let Some(name) = claimed {
+                    log::warn!(
+                        "{}: Basic authentication failed for user {name:?} ({} {})",
+                        req.peer_addr(),
+                        req.method_str(),
+                        req.path()
+                    );
+                }
+                let e = HttpError::unauthorized("valid credentials required", &self.challenge);
+                return Err(e.into());
+            }
         };
         if let Some(rights) = &self.rights {
             if !rights(user, req) {

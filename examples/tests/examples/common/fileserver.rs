@@ -25,12 +25,18 @@ pub fn fileserver(root: &Path) -> (Running, String) {
 /// Starts the file server on `root` (plain HTTP on 127.0.0.1:0, one worker) with `args`;
 /// returns it and its banner, which names its URLs.
 pub fn fileserver_with(root: &Path, args: &[&str]) -> (Running, String) {
+    fileserver_logging(root, args, Stdio::inherit())
+}
+
+/// [`fileserver_with`], its log (stderr) going to `log`.
+pub fn fileserver_logging(root: &Path, args: &[&str], log: Stdio) -> (Running, String) {
     let child = Command::new(env!("CARGO_BIN_EXE_fileserver"))
         .args(["--http", "127.0.0.1:0", "--workers", "1"])
         .args(args)
         .arg("--root")
         .arg(root)
         .stdout(Stdio::piped())
+        .stderr(log)
         .spawn()
         .expect("fileserver starts");
     let mut server = Running(child);
