@@ -142,7 +142,7 @@ fn clf_time(out: &mut String, t: SystemTime) -> fmt::Result {
     write!(
         out,
         "{d:02}/{}/{y}:{:02}:{:02}:{:02} +0000",
-        MONTHS[(m - 1) as usize],
+        MONTHS[m - 1],
         s / 3600,
         s / 60 % 60,
         s % 60
