@@ -4,11 +4,15 @@
 //!
 //! `cargo run --release -p moria-examples --bin echo -- --listen 127.0.0.1:7000 --workers 2`
 //! `cargo run --release -p moria-examples --bin echo -- --ws 127.0.0.1:9001`
+//! `--wss ADDR` serves the same over HTTPS (a self-signed certificate for localhost);
+//! `--ws-deflate off|on|low-memory` picks what permessage-deflate accepts (default `on`:
+//! context takeover both ways; `low-memory`: none, no compression state between messages).
 
 use std::io::{Read, Write};
 use std::time::Duration;
 
 use clap::Parser;
+use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::ws::{self, Acceptor, DeflateConfig, Message, WebSocket};
 use moria_http::{Request, Response, Server};
 use moria_runtime::net::TcpListener;
@@ -30,6 +34,12 @@ struct Args {
     /// Also serve a WebSocket echo at `/` on this address.
     #[arg(long, env = "MORIA_WS")]
     ws: Option<String>,
+    /// The WebSocket echo over HTTPS on this address (self-signed certificate).
+    #[arg(long, env = "MORIA_WSS")]
+    wss: Option<String>,
+    /// permessage-deflate for the WebSocket echo: off, on, low-memory.
+    #[arg(long, env = "MORIA_WS_DEFLATE", default_value = "on")]
+    ws_deflate: String,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,9 +48,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = moria_examples::start_runtime(args.workers)?;
     shutdown::listen_for_signals()?;
 
-    let ws_server = match &args.ws {
-        Some(addr) => Some(ws_echo(addr)?),
-        None => None,
+    let ws_server = match (&args.ws, &args.wss) {
+        (None, None) => None,
+        (ws, wss) => Some(ws_echo(ws.as_deref(), wss.as_deref(), &args.ws_deflate)?),
     };
     let mut listener = TcpListener::bind(args.listen.as_str())?;
     log::info!(
@@ -88,17 +98,32 @@ fn echo(mut conn: moria_runtime::net::TcpStream) -> std::io::Result<()> {
     }
 }
 
-/// Starts the WebSocket echo server at `/` on `addr`.
-fn ws_echo(addr: &str) -> Result<Server, Box<dyn std::error::Error>> {
-    let acceptor = Acceptor::new().config(ws::Config::new().deflate(DeflateConfig::default()));
-    let server = Server::builder()
-        .listen(addr)
-        .shutdown_token(shutdown::global().clone())
-        .start(move |req: &mut Request<'_>, res: &mut Response| {
-            acceptor.accept(req, res, ws_echo_loop);
-            Ok(())
-        })?;
-    log::info!("WebSocket echo at ws://{}/", server.local_addr());
+/// Starts the WebSocket echo server at `/` on `ws` (HTTP) and `wss` (HTTPS).
+fn ws_echo(
+    ws: Option<&str>,
+    wss: Option<&str>,
+    deflate: &str,
+) -> Result<Server, Box<dyn std::error::Error>> {
+    let config = match deflate {
+        "off" => ws::Config::new(),
+        "on" => ws::Config::new().deflate(DeflateConfig::default()),
+        "low-memory" => ws::Config::new().deflate(DeflateConfig::low_memory()),
+        other => return Err(format!("--ws-deflate {other}: off, on or low-memory").into()),
+    };
+    let acceptor = Acceptor::new().config(config);
+    let mut builder = Server::builder().shutdown_token(shutdown::global().clone());
+    if let Some(addr) = ws {
+        builder = builder.listen(addr);
+    }
+    if let Some(addr) = wss {
+        let identity = Identity::self_signed(&["localhost", "127.0.0.1"])?;
+        builder = builder.listen_tls(addr, TlsAcceptor::builder(identity).build()?);
+    }
+    let server = builder.start(move |req: &mut Request<'_>, res: &mut Response| {
+        acceptor.accept(req, res, ws_echo_loop);
+        Ok(())
+    })?;
+    log::info!("WebSocket echo at {:?}", server.local_addrs());
     Ok(server)
 }
 

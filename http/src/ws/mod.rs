@@ -36,11 +36,13 @@ mod timers;
 mod utf8;
 
 pub use crate::dispatch::ws::Acceptor;
-pub use config::{Config, DEFAULT_CLOSE_TIMEOUT, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE};
+pub use config::{
+    Config, DEFAULT_CLOSE_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE,
+};
 pub use deflate::DeflateConfig;
 pub use error::{Error, Result};
 pub use message::{CloseFrame, Message, CLOSE_GOING_AWAY, CLOSE_NORMAL};
-pub use socket::{WebSocket, WsReader, WsWriter};
+pub use socket::{MessageReader, WebSocket, WsReader, WsWriter};
 
 pub(crate) use deflate::{accept_offer, check_response, Deflater, Inflater};
 pub(crate) use handshake::{

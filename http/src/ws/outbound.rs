@@ -46,6 +46,11 @@ impl Outbound {
         }
     }
 
+    /// Whether messages go out compressed.
+    pub(crate) fn is_compressed(&self) -> bool {
+        self.deflater.is_some()
+    }
+
     /// Sends one whole message (`Text` or `Binary`, compressed when agreed) or control frame.
     pub(crate) fn send(
         &mut self,

@@ -38,4 +38,8 @@ mod static_responses;
 mod static_traversal;
 mod stream_ranges;
 mod tls_https;
+mod ws_autobahn;
 mod ws_handshake;
+mod ws_hostile;
+mod ws_interop;
+mod ws_stream;
