@@ -57,30 +57,39 @@ impl DeflateConfig {
         }
     }
 
-    /// The `Sec-WebSocket-Extensions` offer a client sends.
+    /// The `Sec-WebSocket-Extensions` offer a client sends. Without
+    /// `client_no_context_takeover` a second offer with it follows: a server that wants our
+    /// compressor reset per message can pick that one (Autobahn's 13.2, 13.5 and 13.6 cases
+    /// do; RFC 7692 §5 allows offers in order of preference).
     pub(crate) fn offer(&self) -> String {
-        let mut s = String::from("permessage-deflate");
-        if self.server_no_context_takeover {
-            s.push_str("; server_no_context_takeover");
+        let one = |client_nct: bool| {
+            let mut s = String::from("permessage-deflate");
+            if self.server_no_context_takeover {
+                s.push_str("; server_no_context_takeover");
+            }
+            if client_nct {
+                s.push_str("; client_no_context_takeover");
+            }
+            if self.server_max_window_bits < 15 {
+                s.push_str(&format!(
+                    "; server_max_window_bits={}",
+                    self.server_max_window_bits
+                ));
+            }
+            if self.client_max_window_bits < 15 {
+                s.push_str(&format!(
+                    "; client_max_window_bits={}",
+                    self.client_max_window_bits
+                ));
+            } else {
+                s.push_str("; client_max_window_bits");
+            }
+            s
+        };
+        match self.client_no_context_takeover {
+            true => one(true),
+            false => format!("{}, {}", one(false), one(true)),
         }
-        if self.client_no_context_takeover {
-            s.push_str("; client_no_context_takeover");
-        }
-        if self.server_max_window_bits < 15 {
-            s.push_str(&format!(
-                "; server_max_window_bits={}",
-                self.server_max_window_bits
-            ));
-        }
-        if self.client_max_window_bits < 15 {
-            s.push_str(&format!(
-                "; client_max_window_bits={}",
-                self.client_max_window_bits
-            ));
-        } else {
-            s.push_str("; client_max_window_bits");
-        }
-        s
     }
 }
 

@@ -46,6 +46,11 @@ impl Outbound {
         }
     }
 
+    /// Frees the frame buffer (a socket about to wait).
+    pub(crate) fn release(&mut self) {
+        self.buf = Vec::new();
+    }
+
     /// Whether messages go out compressed.
     pub(crate) fn is_compressed(&self) -> bool {
         self.deflater.is_some()

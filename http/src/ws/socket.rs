@@ -355,6 +355,48 @@ impl WebSocket {
         self.protocol.as_deref()
     }
 
+    /// The socket's descriptor (for the parking lot).
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match &self.stream {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().as_raw_fd(),
+        }
+    }
+
+    /// Whether nothing more will be read (closed or failed).
+    pub(crate) fn is_done(&self) -> bool {
+        self.read.done
+    }
+
+    /// Readies the socket to wait without a fiber: `Some(deadline)` (its next timer, if any)
+    /// when nothing is buffered, with its buffers released and marked idle for a shutdown;
+    /// `None` when a read would not wait or the server shuts down (the read sends 1001).
+    pub(crate) fn park_ready(&mut self) -> Option<Option<std::time::Instant>> {
+        if !self.read.inbound.is_between() {
+            return None;
+        }
+        if let Stream::Tls(s) = &mut self.stream {
+            if s.has_buffered_input() {
+                return None;
+            }
+            s.release_buffers();
+        }
+        self.read.inbound.release();
+        self.out.release();
+        if let Some(link) = &self.read.link {
+            link.reg
+                .state
+                .idle
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if link.token.is_triggered() {
+                return None;
+            }
+        }
+        Some(self.read.timers.next_wait())
+    }
+
     /// Whether permessage-deflate was agreed (our messages go out compressed).
     pub fn is_compressed(&self) -> bool {
         self.out.is_compressed()

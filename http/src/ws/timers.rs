@@ -86,6 +86,11 @@ impl Timers {
         .min()
     }
 
+    /// When a socket waiting between messages must wake (its ping or idle timer), if ever.
+    pub(crate) fn next_wait(&self) -> Option<Instant> {
+        self.next_deadline(false)
+    }
+
     /// The next time a wait must end: `inside` a frame, the frame timeout counts too.
     fn next_deadline(&self, inside: bool) -> Option<Instant> {
         let ping = self

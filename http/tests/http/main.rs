@@ -42,4 +42,6 @@ mod ws_autobahn;
 mod ws_handshake;
 mod ws_hostile;
 mod ws_interop;
+mod ws_parked;
+mod ws_split;
 mod ws_stream;
