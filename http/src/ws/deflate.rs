@@ -9,6 +9,8 @@
 //! after it, so an idle connection holds none (the server asks for both by default:
 //! [`DeflateConfig::low_memory`]).
 
+use std::sync::{Mutex, PoisonError};
+
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::error::Error;
@@ -242,6 +244,33 @@ fn zlib_bits(bits: u8) -> u8 {
     bits.max(9)
 }
 
+/// States kept for reuse by sockets without context takeover, at most this many of each kind:
+/// a state made and freed per message would leave its 256 KiB in glibc's heap (its dynamic
+/// mmap threshold rises to the size of the first one freed), about 330 KB per socket
+/// measured; a reused one costs a `reset`.
+const MAX_SPARE: usize = 64;
+
+/// Spare states by (window bits, level).
+type Spares<T> = Mutex<Vec<(u8, u32, Box<T>)>>;
+
+static SPARE_DEFLATERS: Spares<Compress> = Mutex::new(Vec::new());
+static SPARE_INFLATERS: Spares<Decompress> = Mutex::new(Vec::new());
+
+/// A spare state for `bits` and `level`, if one is kept.
+fn spare<T>(spares: &Spares<T>, bits: u8, level: u32) -> Option<Box<T>> {
+    let mut s = spares.lock().unwrap_or_else(PoisonError::into_inner);
+    let i = s.iter().position(|(b, l, _)| (*b, *l) == (bits, level))?;
+    Some(s.swap_remove(i).2)
+}
+
+/// Keeps a reset state for the next message (or frees it when enough are kept).
+fn give_back<T>(spares: &Spares<T>, bits: u8, level: u32, state: Box<T>) {
+    let mut s = spares.lock().unwrap_or_else(PoisonError::into_inner);
+    if s.len() < MAX_SPARE {
+        s.push((bits, level, state));
+    }
+}
+
 /// Decompresses the messages the peer compressed.
 pub(crate) struct Inflater {
     bits: u8,
@@ -269,9 +298,10 @@ impl Inflater {
         limit: u64,
     ) -> Result<(), Error> {
         let bits = self.bits;
-        let d = self
-            .state
-            .get_or_insert_with(|| Box::new(Decompress::new_with_window_bits(false, bits)));
+        let d = self.state.get_or_insert_with(|| {
+            spare(&SPARE_INFLATERS, bits, 0)
+                .unwrap_or_else(|| Box::new(Decompress::new_with_window_bits(false, bits)))
+        });
         let mut at = 0;
         loop {
             // Room for the next step, grown by doubling but never past the limit (plus the
@@ -310,7 +340,10 @@ impl Inflater {
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>, limit: u64) -> Result<(), Error> {
         self.inflate(&TAIL, out, limit)?;
         if self.reset_each {
-            self.state = None;
+            if let Some(mut d) = self.state.take() {
+                d.reset(false);
+                give_back(&SPARE_INFLATERS, self.bits, 0, d);
+            }
         }
         Ok(())
     }
@@ -340,11 +373,13 @@ impl Deflater {
     pub(crate) fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let (bits, level) = (self.bits, self.level);
         let c = self.state.get_or_insert_with(|| {
-            Box::new(Compress::new_with_window_bits(
-                Compression::new(level),
-                false,
-                bits,
-            ))
+            spare(&SPARE_DEFLATERS, bits, level).unwrap_or_else(|| {
+                Box::new(Compress::new_with_window_bits(
+                    Compression::new(level),
+                    false,
+                    bits,
+                ))
+            })
         });
         let start = out.len();
         let mut at = 0;
@@ -368,7 +403,10 @@ impl Deflater {
             out.push(0);
         }
         if self.reset_each {
-            self.state = None;
+            if let Some(mut c) = self.state.take() {
+                c.reset();
+                give_back(&SPARE_DEFLATERS, self.bits, self.level, c);
+            }
         }
     }
 }
