@@ -385,6 +385,10 @@ impl WebSocket {
         self.read.inbound.release();
         self.out.release();
         if let Some(link) = &self.read.link {
+            // The fiber is about to finish without the connection ending: the tracker must
+            // not take it for one that died (and reclaim the socket) after a stack overflow
+            // elsewhere. The fibers that wake it later are not recorded.
+            link.reg.detach();
             link.reg
                 .state
                 .idle
