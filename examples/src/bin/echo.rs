@@ -4,11 +4,16 @@
 //!
 //! `cargo run --release -p moria-examples --bin echo -- --listen 127.0.0.1:7000 --workers 2`
 //! `cargo run --release -p moria-examples --bin echo -- --ws 127.0.0.1:9001`
+//! `--wss ADDR` serves the same over HTTPS (a self-signed certificate for localhost);
+//! `--ws-deflate off|on|low-memory` picks what permessage-deflate accepts (default `on`:
+//! context takeover both ways; `low-memory`: none, no compression state between messages);
+//! `--ws-parked` lets idle sockets wait without a fiber.
 
 use std::io::{Read, Write};
 use std::time::Duration;
 
 use clap::Parser;
+use moria_crypto::{Identity, TlsAcceptor};
 use moria_http::ws::{self, Acceptor, DeflateConfig, Message, WebSocket};
 use moria_http::{Request, Response, Server};
 use moria_runtime::net::TcpListener;
@@ -30,6 +35,15 @@ struct Args {
     /// Also serve a WebSocket echo at `/` on this address.
     #[arg(long, env = "MORIA_WS")]
     ws: Option<String>,
+    /// The WebSocket echo over HTTPS on this address (self-signed certificate).
+    #[arg(long, env = "MORIA_WSS")]
+    wss: Option<String>,
+    /// permessage-deflate for the WebSocket echo: off, on, low-memory.
+    #[arg(long, env = "MORIA_WS_DEFLATE", default_value = "on")]
+    ws_deflate: String,
+    /// WebSocket echo sockets wait between messages without a fiber (`accept_parked`).
+    #[arg(long, env = "MORIA_WS_PARKED")]
+    ws_parked: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -38,9 +52,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let runtime = moria_examples::start_runtime(args.workers)?;
     shutdown::listen_for_signals()?;
 
-    let ws_server = match &args.ws {
-        Some(addr) => Some(ws_echo(addr)?),
-        None => None,
+    let ws_server = match (&args.ws, &args.wss) {
+        (None, None) => None,
+        (ws, wss) => Some(ws_echo(
+            ws.as_deref(),
+            wss.as_deref(),
+            &args.ws_deflate,
+            args.ws_parked,
+        )?),
     };
     let mut listener = TcpListener::bind(args.listen.as_str())?;
     log::info!(
@@ -88,18 +107,52 @@ fn echo(mut conn: moria_runtime::net::TcpStream) -> std::io::Result<()> {
     }
 }
 
-/// Starts the WebSocket echo server at `/` on `addr`.
-fn ws_echo(addr: &str) -> Result<Server, Box<dyn std::error::Error>> {
-    let acceptor = Acceptor::new().config(ws::Config::new().deflate(DeflateConfig::default()));
-    let server = Server::builder()
-        .listen(addr)
-        .shutdown_token(shutdown::global().clone())
-        .start(move |req: &mut Request<'_>, res: &mut Response| {
-            acceptor.accept(req, res, ws_echo_loop);
-            Ok(())
-        })?;
-    log::info!("WebSocket echo at ws://{}/", server.local_addr());
+/// Connections the WebSocket echo holds at once.
+const WS_MAX_CONNECTIONS: usize = 100_000;
+
+/// Starts the WebSocket echo server at `/` on `ws` (HTTP) and `wss` (HTTPS).
+fn ws_echo(
+    ws: Option<&str>,
+    wss: Option<&str>,
+    deflate: &str,
+    parked: bool,
+) -> Result<Server, Box<dyn std::error::Error>> {
+    let config = match deflate {
+        "off" => ws::Config::new(),
+        "on" => ws::Config::new().deflate(DeflateConfig::default()),
+        "low-memory" => ws::Config::new().deflate(DeflateConfig::low_memory()),
+        other => return Err(format!("--ws-deflate {other}: off, on or low-memory").into()),
+    };
+    let acceptor = Acceptor::new().config(config);
+    // Idle sockets are the point of a WebSocket server (bench/scripts/ws_idle.py holds 10,000).
+    let mut builder = Server::builder()
+        .max_connections(WS_MAX_CONNECTIONS)
+        .shutdown_token(shutdown::global().clone());
+    if let Some(addr) = ws {
+        builder = builder.listen(addr);
+    }
+    if let Some(addr) = wss {
+        let identity = Identity::self_signed(&["localhost", "127.0.0.1"])?;
+        builder = builder.listen_tls(addr, TlsAcceptor::builder(identity).build()?);
+    }
+    let server = builder.start(move |req: &mut Request<'_>, res: &mut Response| {
+        match parked {
+            true => acceptor.accept_parked(req, res, echo_one),
+            false => acceptor.accept(req, res, ws_echo_loop),
+        };
+        Ok(())
+    })?;
+    log::info!("WebSocket echo at {:?}", server.local_addrs());
     Ok(server)
+}
+
+/// Parked mode's handler: sends a text or binary message back as it came.
+fn echo_one(socket: &mut WebSocket, msg: Message) {
+    if let Message::Text(_) | Message::Binary(_) = msg {
+        if let Err(e) = socket.send(msg) {
+            log::debug!("websocket: {e}");
+        }
+    }
 }
 
 /// Sends every message back as it came, until the peer closes.

@@ -125,4 +125,19 @@ impl Acceptor {
         }));
         true
     }
+
+    /// Like [`accept`](Self::accept), but the socket waits between messages without a fiber
+    /// (parked, its buffers released): `on_message` runs in a fresh fiber for each message
+    /// (pings and the peer's close included, already answered) and may send on the socket.
+    /// An idle socket then costs a few hundred bytes instead of a fiber's stack; only the
+    /// handler can send (no other fiber holds the socket).
+    pub fn accept_parked(
+        &self,
+        req: &Request<'_>,
+        res: &mut Response,
+        on_message: impl Fn(&mut WebSocket, ws::Message) + Send + Sync + 'static,
+    ) -> bool {
+        let on_message = Arc::new(on_message);
+        self.accept(req, res, move |socket| ws::serve_parked(socket, on_message))
+    }
 }

@@ -10,6 +10,9 @@ pub const DEFAULT_MAX_FRAME: u64 = 16 << 20;
 pub const DEFAULT_MAX_MESSAGE: u64 = 64 << 20;
 /// Default wait for the peer's answer to our close frame before the connection is cut.
 pub const DEFAULT_CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Default longest wait for more of a frame once it has started (a peer that stops
+/// mid-frame is cut).
+pub const DEFAULT_FRAME_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A WebSocket's limits and timers.
 #[derive(Clone, Debug)]
@@ -19,6 +22,7 @@ pub struct Config {
     pub(crate) ping_interval: Option<Duration>,
     pub(crate) idle_timeout: Option<Duration>,
     pub(crate) close_timeout: Duration,
+    pub(crate) frame_timeout: Duration,
     pub(crate) deflate: Option<DeflateConfig>,
 }
 
@@ -37,6 +41,7 @@ impl Config {
             ping_interval: None,
             idle_timeout: None,
             close_timeout: DEFAULT_CLOSE_TIMEOUT,
+            frame_timeout: DEFAULT_FRAME_TIMEOUT,
             deflate: None,
         }
     }
@@ -69,6 +74,13 @@ impl Config {
     /// How long to wait for the peer's answer to our close (default [`DEFAULT_CLOSE_TIMEOUT`]).
     pub fn close_timeout(mut self, after: Duration) -> Config {
         self.close_timeout = after;
+        self
+    }
+
+    /// Longest wait for more of a started frame (default [`DEFAULT_FRAME_TIMEOUT`]); then
+    /// the connection closes with 1001.
+    pub fn frame_timeout(mut self, after: Duration) -> Config {
+        self.frame_timeout = after;
         self
     }
 

@@ -9,6 +9,8 @@
 //! after it, so an idle connection holds none (the server asks for both by default:
 //! [`DeflateConfig::low_memory`]).
 
+use std::sync::{Mutex, PoisonError};
+
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 
 use super::error::Error;
@@ -57,30 +59,39 @@ impl DeflateConfig {
         }
     }
 
-    /// The `Sec-WebSocket-Extensions` offer a client sends.
+    /// The `Sec-WebSocket-Extensions` offer a client sends. Without
+    /// `client_no_context_takeover` a second offer with it follows: a server that wants our
+    /// compressor reset per message can pick that one (Autobahn's 13.2, 13.5 and 13.6 cases
+    /// do; RFC 7692 §5 allows offers in order of preference).
     pub(crate) fn offer(&self) -> String {
-        let mut s = String::from("permessage-deflate");
-        if self.server_no_context_takeover {
-            s.push_str("; server_no_context_takeover");
+        let one = |client_nct: bool| {
+            let mut s = String::from("permessage-deflate");
+            if self.server_no_context_takeover {
+                s.push_str("; server_no_context_takeover");
+            }
+            if client_nct {
+                s.push_str("; client_no_context_takeover");
+            }
+            if self.server_max_window_bits < 15 {
+                s.push_str(&format!(
+                    "; server_max_window_bits={}",
+                    self.server_max_window_bits
+                ));
+            }
+            if self.client_max_window_bits < 15 {
+                s.push_str(&format!(
+                    "; client_max_window_bits={}",
+                    self.client_max_window_bits
+                ));
+            } else {
+                s.push_str("; client_max_window_bits");
+            }
+            s
+        };
+        match self.client_no_context_takeover {
+            true => one(true),
+            false => format!("{}, {}", one(false), one(true)),
         }
-        if self.client_no_context_takeover {
-            s.push_str("; client_no_context_takeover");
-        }
-        if self.server_max_window_bits < 15 {
-            s.push_str(&format!(
-                "; server_max_window_bits={}",
-                self.server_max_window_bits
-            ));
-        }
-        if self.client_max_window_bits < 15 {
-            s.push_str(&format!(
-                "; client_max_window_bits={}",
-                self.client_max_window_bits
-            ));
-        } else {
-            s.push_str("; client_max_window_bits");
-        }
-        s
     }
 }
 
@@ -233,6 +244,33 @@ fn zlib_bits(bits: u8) -> u8 {
     bits.max(9)
 }
 
+/// States kept for reuse by sockets without context takeover, at most this many of each kind:
+/// a state made and freed per message would leave its 256 KiB in glibc's heap (its dynamic
+/// mmap threshold rises to the size of the first one freed), about 330 KB per socket
+/// measured; a reused one costs a `reset`.
+const MAX_SPARE: usize = 64;
+
+/// Spare states by (window bits, level).
+type Spares<T> = Mutex<Vec<(u8, u32, Box<T>)>>;
+
+static SPARE_DEFLATERS: Spares<Compress> = Mutex::new(Vec::new());
+static SPARE_INFLATERS: Spares<Decompress> = Mutex::new(Vec::new());
+
+/// A spare state for `bits` and `level`, if one is kept.
+fn spare<T>(spares: &Spares<T>, bits: u8, level: u32) -> Option<Box<T>> {
+    let mut s = spares.lock().unwrap_or_else(PoisonError::into_inner);
+    let i = s.iter().position(|(b, l, _)| (*b, *l) == (bits, level))?;
+    Some(s.swap_remove(i).2)
+}
+
+/// Keeps a reset state for the next message (or frees it when enough are kept).
+fn give_back<T>(spares: &Spares<T>, bits: u8, level: u32, state: Box<T>) {
+    let mut s = spares.lock().unwrap_or_else(PoisonError::into_inner);
+    if s.len() < MAX_SPARE {
+        s.push((bits, level, state));
+    }
+}
+
 /// Decompresses the messages the peer compressed.
 pub(crate) struct Inflater {
     bits: u8,
@@ -260,30 +298,38 @@ impl Inflater {
         limit: u64,
     ) -> Result<(), Error> {
         let bits = self.bits;
-        let d = self
-            .state
-            .get_or_insert_with(|| Box::new(Decompress::new_with_window_bits(false, bits)));
+        let d = self.state.get_or_insert_with(|| {
+            spare(&SPARE_INFLATERS, bits, 0)
+                .unwrap_or_else(|| Box::new(Decompress::new_with_window_bits(false, bits)))
+        });
         let mut at = 0;
         loop {
+            // Room for the next step, grown by doubling but never past the limit (plus the
+            // byte that shows it was passed).
             let room = (limit + 1)
                 .saturating_sub(out.len() as u64)
                 .min(INFLATE_STEP as u64) as usize;
             if room == 0 {
                 return Err(Error::TooBig(limit));
             }
-            let len = out.len();
-            out.resize(len + room, 0);
+            if out.capacity() - out.len() < room {
+                let cap_left = (limit + 1).saturating_sub(out.len() as u64) as usize;
+                out.reserve_exact(out.capacity().max(room).min(cap_left));
+            }
+            let spare = out.capacity() - out.len();
             let (in0, out0) = (d.total_in(), d.total_out());
-            let status = d.decompress(&input[at..], &mut out[len..], FlushDecompress::Sync);
-            let produced = (d.total_out() - out0) as usize;
+            let status = d.decompress_vec(&input[at..], out, FlushDecompress::Sync);
             at += (d.total_in() - in0) as usize;
-            out.truncate(len + produced);
+            let produced = (d.total_out() - out0) as usize;
             if out.len() as u64 > limit {
                 return Err(Error::TooBig(limit));
             }
             match status {
                 Ok(Status::StreamEnd) => return Ok(()),
-                Ok(_) if at == input.len() && produced < room => return Ok(()),
+                Ok(_) if at == input.len() && produced < spare => return Ok(()),
+                Ok(_) if produced == 0 && d.total_in() == in0 => {
+                    return Err(Error::Protocol("invalid deflate data"))
+                }
                 Ok(_) => {}
                 Err(_) => return Err(Error::Protocol("invalid deflate data")),
             }
@@ -294,7 +340,10 @@ impl Inflater {
     pub(crate) fn finish(&mut self, out: &mut Vec<u8>, limit: u64) -> Result<(), Error> {
         self.inflate(&TAIL, out, limit)?;
         if self.reset_each {
-            self.state = None;
+            if let Some(mut d) = self.state.take() {
+                d.reset(false);
+                give_back(&SPARE_INFLATERS, self.bits, 0, d);
+            }
         }
         Ok(())
     }
@@ -324,11 +373,13 @@ impl Deflater {
     pub(crate) fn compress(&mut self, input: &[u8], out: &mut Vec<u8>) {
         let (bits, level) = (self.bits, self.level);
         let c = self.state.get_or_insert_with(|| {
-            Box::new(Compress::new_with_window_bits(
-                Compression::new(level),
-                false,
-                bits,
-            ))
+            spare(&SPARE_DEFLATERS, bits, level).unwrap_or_else(|| {
+                Box::new(Compress::new_with_window_bits(
+                    Compression::new(level),
+                    false,
+                    bits,
+                ))
+            })
         });
         let start = out.len();
         let mut at = 0;
@@ -352,7 +403,10 @@ impl Deflater {
             out.push(0);
         }
         if self.reset_each {
-            self.state = None;
+            if let Some(mut c) = self.state.take() {
+                c.reset();
+                give_back(&SPARE_DEFLATERS, self.bits, self.level, c);
+            }
         }
     }
 }
@@ -395,7 +449,7 @@ mod tests {
         let mut out = Vec::new();
         let r = Inflater::new(&a).inflate(&z, &mut out, 1000);
         assert!(matches!(r, Err(Error::TooBig(1000))));
-        assert!(out.capacity() <= 1000 + INFLATE_STEP);
+        assert!(out.capacity() <= 1001);
     }
 
     #[test]

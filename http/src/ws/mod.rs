@@ -9,6 +9,7 @@
 //! | `inbound.rs` | frames → messages: fragmentation, control frames between fragments, limits |
 //! | `outbound.rs` | messages → frames: compression, masking with a CSPRNG key |
 //! | `deflate.rs` | permessage-deflate: parameters, negotiation, compressor and decompressor |
+//! | `parked.rs` | sockets that wait between messages without a fiber (`accept_parked`) |
 //! | `timers.rs` | ping interval, idle timeout, the close wait, the server's shutdown |
 //! | `socket.rs` | [`WebSocket`], [`WsReader`], [`WsWriter`]: read, send, close, split |
 //! | `stream.rs` | the connection under it: TCP or TLS, whole or split |
@@ -30,17 +31,20 @@ mod inbound;
 mod mask;
 mod message;
 mod outbound;
+mod parked;
 mod socket;
 mod stream;
 mod timers;
 mod utf8;
 
 pub use crate::dispatch::ws::Acceptor;
-pub use config::{Config, DEFAULT_CLOSE_TIMEOUT, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE};
+pub use config::{
+    Config, DEFAULT_CLOSE_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE,
+};
 pub use deflate::DeflateConfig;
 pub use error::{Error, Result};
 pub use message::{CloseFrame, Message, CLOSE_GOING_AWAY, CLOSE_NORMAL};
-pub use socket::{WebSocket, WsReader, WsWriter};
+pub use socket::{MessageReader, WebSocket, WsReader, WsWriter};
 
 pub(crate) use deflate::{accept_offer, check_response, Deflater, Inflater};
 pub(crate) use handshake::{
@@ -48,6 +52,7 @@ pub(crate) use handshake::{
 };
 pub(crate) use inbound::Inbound;
 pub(crate) use outbound::Outbound;
+pub(crate) use parked::serve_parked;
 pub(crate) use socket::ReadSide;
 pub(crate) use stream::Stream;
 pub(crate) use timers::ServerLink;

@@ -46,6 +46,16 @@ impl Outbound {
         }
     }
 
+    /// Frees the frame buffer (a socket about to wait).
+    pub(crate) fn release(&mut self) {
+        self.buf = Vec::new();
+    }
+
+    /// Whether messages go out compressed.
+    pub(crate) fn is_compressed(&self) -> bool {
+        self.deflater.is_some()
+    }
+
     /// Sends one whole message (`Text` or `Binary`, compressed when agreed) or control frame.
     pub(crate) fn send(
         &mut self,

@@ -13,8 +13,8 @@ use moria_runtime::sync::Mutex as FiberMutex;
 use super::config::Config;
 use super::error::{Error, Result};
 use super::frame::{OpCode, MAX_CONTROL_PAYLOAD};
-use super::inbound::Inbound;
-use super::message::{Message, CLOSE_GOING_AWAY};
+use super::inbound::{Inbound, Step};
+use super::message::{CloseFrame, Message, CLOSE_GOING_AWAY};
 use super::outbound::Outbound;
 use super::stream::{ReadHalf, Stream, Timed, WriteHalf};
 use super::timers::{Duplex, ServerLink, Src, Stop, Timers};
@@ -40,9 +40,97 @@ impl ReadSide {
         }
     }
 
+    /// The peer's close arrived: answered (unless ours went first), then our half closes.
+    fn peer_closed(&mut self, io: &mut impl Duplex, frame: Option<&CloseFrame>) {
+        self.done = true;
+        if !io.close_sent() {
+            let code = frame.map(|f| f.code.to_be_bytes());
+            let _ = io.control(OpCode::Close, code.as_ref().map_or(&[][..], |c| c));
+        }
+        io.shutdown_write();
+    }
+
+    /// Reads what is left of a message streamed with `read_stream` and not read to its end.
+    fn drain_stream(&mut self, io: &mut impl Duplex) -> Result<()> {
+        let mut scratch = [0u8; 4096];
+        while self.inbound.is_streaming() {
+            self.stream_read(io, &mut scratch)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the next data message and starts reading it as a stream; says whether it is
+    /// text. Control frames meanwhile are answered and skipped; a close ends with
+    /// [`Error::Closed`].
+    fn stream_start(&mut self, io: &mut impl Duplex) -> Result<bool> {
+        self.drain_stream(io)?;
+        loop {
+            if self.done {
+                return Err(Error::Closed);
+            }
+            let mut text = false;
+            let r = {
+                let mut src = Src {
+                    io: &mut *io,
+                    timers: &mut self.timers,
+                    link: self.link.as_ref(),
+                };
+                self.inbound.stream_start(&mut src, &mut text)
+            };
+            match r {
+                Ok(None) => return Ok(text),
+                Ok(Some(m)) => self.streamed_control(io, m)?,
+                Err(e) => {
+                    self.done = true;
+                    return Err(self.fail(io, e));
+                }
+            }
+        }
+    }
+
+    /// A control frame met while streaming: a ping is answered, a close ends the stream.
+    fn streamed_control(&mut self, io: &mut impl Duplex, m: Message) -> Result<()> {
+        match m {
+            Message::Close(frame) => {
+                self.peer_closed(io, frame.as_ref());
+                Err(Error::Closed)
+            }
+            Message::Ping(p) if !io.close_sent() => io.control(OpCode::Pong, &p),
+            _ => Ok(()),
+        }
+    }
+
+    /// The next bytes of the message being streamed (0: its end).
+    fn stream_read(&mut self, io: &mut impl Duplex, buf: &mut [u8]) -> Result<usize> {
+        if buf.is_empty() || !self.inbound.is_streaming() {
+            return Ok(0);
+        }
+        loop {
+            let r = {
+                let mut src = Src {
+                    io: &mut *io,
+                    timers: &mut self.timers,
+                    link: self.link.as_ref(),
+                };
+                self.inbound.stream_read(&mut src, buf)
+            };
+            match r {
+                Ok(Step::Data(0)) => {}
+                Ok(Step::Data(n)) => return Ok(n),
+                Ok(Step::End) => return Ok(0),
+                Ok(Step::Control(m)) => self.streamed_control(io, m)?,
+                Err(e) => {
+                    self.done = true;
+                    return Err(self.fail(io, e));
+                }
+            }
+        }
+    }
+
     /// Reads the next message, answering pings and a close; while our close waits for its
     /// answer, everything else is dropped.
     fn read(&mut self, io: &mut impl Duplex) -> Result<Message> {
+        self.drain_stream(io)?;
         if self.done {
             return Err(Error::Closed);
         }
@@ -57,12 +145,7 @@ impl ReadSide {
             };
             match r {
                 Ok(Message::Close(frame)) => {
-                    self.done = true;
-                    if !io.close_sent() {
-                        let code = frame.as_ref().map(|f| f.code.to_be_bytes());
-                        let _ = io.control(OpCode::Close, code.as_ref().map_or(&[][..], |c| c));
-                    }
-                    io.shutdown_write();
+                    self.peer_closed(io, frame.as_ref());
                     return Ok(Message::Close(frame));
                 }
                 Ok(_) if io.close_sent() => {}
@@ -96,6 +179,7 @@ impl ReadSide {
                 (CLOSE_GOING_AWAY, "server shutting down")
             }
             (Some(Stop::Idle), _) => (CLOSE_GOING_AWAY, "idle timeout"),
+            (Some(Stop::Stalled), _) => (CLOSE_GOING_AWAY, "frame timeout"),
             (Some(Stop::CloseTimeout), _) => return Error::Io(io::ErrorKind::TimedOut.into()),
             (_, Error::Closed) if io.close_sent() => return Error::Closed,
             (_, Error::Closed) => {
@@ -109,8 +193,9 @@ impl ReadSide {
                 None => return e,
             },
         };
-        let seen = match code {
-            CLOSE_GOING_AWAY if self.timers.stop != Some(Stop::Idle) => Error::Closed,
+        let seen = match (code, self.timers.stop) {
+            (CLOSE_GOING_AWAY, Some(Stop::Idle | Stop::Stalled)) => e,
+            (CLOSE_GOING_AWAY, _) => Error::Closed,
             _ => e,
         };
         if !io.close_sent() {
@@ -231,6 +316,16 @@ impl WebSocket {
         side.read(&mut io)
     }
 
+    /// Waits for the next data message and returns it as a `Read` that yields its bytes as
+    /// they arrive (nothing buffered past a frame's piece; the limits and text checks still
+    /// apply), with whether it is text. Pings meanwhile are answered; a close ends with
+    /// [`Error::Closed`]. An unread rest is skipped by the next read.
+    pub fn read_stream(&mut self) -> Result<MessageReader<'_>> {
+        let (side, mut io) = self.duplex();
+        let text = side.stream_start(&mut io)?;
+        Ok(MessageReader { side, io, text })
+    }
+
     /// Sends a message (text, binary, ping or pong; close with [`close`](Self::close)).
     pub fn send(&mut self, msg: Message) -> Result<()> {
         let (op, payload) = parts(&msg)?;
@@ -258,6 +353,57 @@ impl WebSocket {
     /// The subprotocol agreed in the handshake.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
+    }
+
+    /// The socket's descriptor (for the parking lot).
+    pub(crate) fn raw_fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match &self.stream {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().as_raw_fd(),
+        }
+    }
+
+    /// Whether nothing more will be read (closed or failed).
+    pub(crate) fn is_done(&self) -> bool {
+        self.read.done
+    }
+
+    /// Readies the socket to wait without a fiber: `Some(deadline)` (its next timer, if any)
+    /// when nothing is buffered, with its buffers released and marked idle for a shutdown;
+    /// `None` when a read would not wait or the server shuts down (the read sends 1001).
+    pub(crate) fn park_ready(&mut self) -> Option<Option<std::time::Instant>> {
+        if !self.read.inbound.is_between() {
+            return None;
+        }
+        if let Stream::Tls(s) = &mut self.stream {
+            if s.has_buffered_input() {
+                return None;
+            }
+            s.release_buffers();
+        }
+        self.read.inbound.release();
+        self.out.release();
+        if let Some(link) = &self.read.link {
+            // The fiber is about to finish without the connection ending: the tracker must
+            // not take it for one that died (and reclaim the socket) after a stack overflow
+            // elsewhere. The fibers that wake it later are not recorded.
+            link.reg.detach();
+            link.reg
+                .state
+                .idle
+                .store(true, std::sync::atomic::Ordering::SeqCst);
+            std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+            if link.token.is_triggered() {
+                return None;
+            }
+        }
+        Some(self.read.timers.next_wait())
+    }
+
+    /// Whether permessage-deflate was agreed (our messages go out compressed).
+    pub fn is_compressed(&self) -> bool {
+        self.out.is_compressed()
     }
 
     /// Splits into a reader and a writer that two fibers use at once (clone the writer for
@@ -386,5 +532,30 @@ impl WsReader {
     /// The subprotocol agreed in the handshake.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
+    }
+}
+
+/// One data message read as it arrives ([`WebSocket::read_stream`]).
+pub struct MessageReader<'a> {
+    side: &'a mut ReadSide,
+    io: Whole<'a>,
+    text: bool,
+}
+
+impl MessageReader<'_> {
+    /// Whether the message is text (its bytes are checked to be UTF-8 as they stream).
+    pub fn is_text(&self) -> bool {
+        self.text
+    }
+}
+
+impl Read for MessageReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.side
+            .stream_read(&mut self.io, buf)
+            .map_err(|e| match e {
+                Error::Io(e) => e,
+                e => io::Error::new(io::ErrorKind::InvalidData, e),
+            })
     }
 }

@@ -1,5 +1,5 @@
-//! The read side's clock and its waits: the ping interval, the idle timeout, the wait for the
-//! peer's close, and the server's shutdown (an idle WebSocket is marked idle in the tracker, so
+//! The read side's clock and its waits: the ping interval, the idle timeout, the frame
+//! timeout (a peer stopped mid-frame), the wait for the peer's close, and the server's shutdown (an idle WebSocket is marked idle in the tracker, so
 //! a shutdown wakes it) — all through one read timeout, set only when it changes.
 
 use std::io;
@@ -30,6 +30,8 @@ pub(crate) enum Stop {
     Idle,
     /// The peer did not answer our close in time.
     CloseTimeout,
+    /// The peer stopped in the middle of a frame.
+    Stalled,
 }
 
 /// The read side's timers.
@@ -37,6 +39,7 @@ pub(crate) struct Timers {
     ping_interval: Option<Duration>,
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
+    frame_timeout: Duration,
     last_heard: Instant,
     last_ping: Instant,
     /// Set once our close is out: the peer must answer by then.
@@ -55,6 +58,7 @@ impl Timers {
             ping_interval: cfg.ping_interval,
             idle_timeout: cfg.idle_timeout,
             close_timeout: cfg.close_timeout,
+            frame_timeout: cfg.frame_timeout,
             last_heard: now,
             last_ping: now,
             close_deadline: None,
@@ -82,12 +86,19 @@ impl Timers {
         .min()
     }
 
-    fn next_deadline(&self) -> Option<Instant> {
+    /// When a socket waiting between messages must wake (its ping or idle timer), if ever.
+    pub(crate) fn next_wait(&self) -> Option<Instant> {
+        self.next_deadline(false)
+    }
+
+    /// The next time a wait must end: `inside` a frame, the frame timeout counts too.
+    fn next_deadline(&self, inside: bool) -> Option<Instant> {
         let ping = self
             .ping_interval
             .map(|p| self.last_heard.max(self.last_ping) + p);
         let idle = self.idle_timeout.map(|i| self.last_heard + i);
-        [self.close_deadline, ping, idle]
+        let frame = inside.then(|| self.last_heard + self.frame_timeout);
+        [self.close_deadline, ping, idle, frame]
             .into_iter()
             .flatten()
             .min()
@@ -129,7 +140,7 @@ impl<D: Duplex> Source for Src<'_, D> {
                 }
             }
             let now = Instant::now();
-            let timeout = self.timers.next_deadline().map(|d| {
+            let timeout = self.timers.next_deadline(!between).map(|d| {
                 d.saturating_duration_since(now)
                     .max(Duration::from_millis(1))
             });
@@ -160,6 +171,10 @@ impl<D: Duplex> Source for Src<'_, D> {
                     }
                     if t.idle_timeout.is_some_and(|i| now >= t.last_heard + i) {
                         t.stop = Some(Stop::Idle);
+                        return Err(e);
+                    }
+                    if !between && now >= t.last_heard + t.frame_timeout {
+                        t.stop = Some(Stop::Stalled);
                         return Err(e);
                     }
                     if t.ping_interval

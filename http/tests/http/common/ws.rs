@@ -98,3 +98,26 @@ pub fn read_frame(conn: &mut dyn ClientConn) -> Option<(bool, u8, Vec<u8>)> {
     conn.read_exact(&mut payload).ok()?;
     Some((h[0] & 0x80 != 0, h[0] & 0x0f, payload))
 }
+
+/// A program the workspace's `.tools/` provides (`rel` under it), else one on `PATH`; a
+/// missing one fails the test naming `./test.sh --install-only`.
+pub fn tool(rel: &str) -> std::path::PathBuf {
+    let local = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../.tools")
+        .join(rel);
+    if local.exists() {
+        return local;
+    }
+    let name = std::path::Path::new(rel)
+        .file_name()
+        .expect("a file name")
+        .to_owned();
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
+        .map(|dir| dir.join(&name))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| {
+            panic!("{rel} is missing: run `./test.sh --install-only` (it installs .tools/)")
+        })
+}
