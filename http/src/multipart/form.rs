@@ -26,7 +26,7 @@ impl Form {
     /// An empty form with a random boundary.
     pub fn new() -> io::Result<Form> {
         let mut random = [0u8; BOUNDARY_RANDOM_BYTES];
-        moria_crypto::random_bytes(&mut random).map_err(io::Error::other)?;
+        moria_crypto::rng::fill(&mut random).map_err(io::Error::other)?;
         let mut boundary = String::from("----moria-");
         for b in random {
             let _ = write!(boundary, "{b:02x}");

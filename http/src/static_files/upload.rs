@@ -292,7 +292,7 @@ impl TempFile {
     /// Creates a new temporary file: its guard and the file open for writing.
     fn create(dir: &Arc<fs::File>) -> io::Result<(TempFile, fs::File)> {
         let mut random = [0u8; 8];
-        moria_crypto::random_bytes(&mut random).map_err(io::Error::other)?;
+        moria_crypto::rng::fill(&mut random).map_err(io::Error::other)?;
         let name = format!("{TEMP_PREFIX}{:016x}", u64::from_le_bytes(random));
         let (d, n) = (Arc::clone(dir), name.clone());
         let file = blocking_io(move || {

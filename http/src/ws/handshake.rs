@@ -22,7 +22,7 @@ pub(crate) fn accept_key(key: &[u8]) -> Result<String> {
 /// A fresh `Sec-WebSocket-Key`: 16 random bytes, base64.
 pub(crate) fn client_key() -> Result<String> {
     let mut k = [0u8; 16];
-    moria_crypto::random_bytes(&mut k).map_err(|e| Error::Handshake(e.to_string()))?;
+    moria_crypto::rng::fill(&mut k).map_err(|e| Error::Handshake(e.to_string()))?;
     Ok(moria_crypto::encoding::base64(&k))
 }
 

@@ -18,7 +18,7 @@ const MASK_STEP: usize = 16 * 1024;
 /// unpredictable key per frame).
 fn mask_key() -> Result<[u8; 4]> {
     let mut key = [0u8; 4];
-    moria_crypto::random_bytes(&mut key).map_err(|e| Error::Io(io::Error::other(e)))?;
+    moria_crypto::rng::fill(&mut key).map_err(|e| Error::Io(io::Error::other(e)))?;
     Ok(key)
 }
 

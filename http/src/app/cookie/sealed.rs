@@ -9,7 +9,7 @@
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use moria_crypto::encoding::{base64url, from_base64url};
-use moria_crypto::{constant_time_eq, hmac, random_bytes};
+use moria_crypto::{constant_time_eq, hmac, rng};
 use moria_crypto::{Aead, NONCE_LEN};
 
 use super::{Cookie, CookieError};
@@ -121,7 +121,7 @@ impl EncryptedCookies {
     /// The encrypted form of `cookie`'s value.
     pub fn seal(&self, cookie: &Cookie) -> Result<Cookie, CookieError> {
         let mut nonce = [0u8; NONCE_LEN];
-        random_bytes(&mut nonce).map_err(|_| CookieError("no randomness"))?;
+        rng::fill(&mut nonce).map_err(|_| CookieError("no randomness"))?;
         let mut plain = expiry(cookie).to_be_bytes().to_vec();
         plain.extend_from_slice(cookie.value.as_bytes());
         let sealed = Aead::new(AEAD, &self.keys[0])
