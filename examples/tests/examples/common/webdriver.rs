@@ -4,7 +4,9 @@
 //! their Debian packages.
 
 use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 use moria_http::client::Client;
 use serde_json::{json, Value};
@@ -13,13 +15,19 @@ use serde_json::{json, Value};
 const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 /// How long element look-ups and scripts may wait (page loads, a reload after an upload).
 const WAIT_MS: u64 = 30_000;
+/// How long one WebDriver command may take: past chromedriver's own 60 s bound on starting
+/// Chromium, so a slow start on a loaded machine answers with chromedriver's reason.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// A Chromium session; the browser and the driver end with it.
 pub struct Browser {
     driver: Child,
     base: String,
     client: Client,
-    _profile: tempfile::TempDir,
+    /// chromedriver's log, quoted when a command fails.
+    log: PathBuf,
+    /// Holds Chromium's profile and the log; removed with the session.
+    _dir: tempfile::TempDir,
 }
 
 impl Browser {
@@ -29,8 +37,11 @@ impl Browser {
             std::path::Path::new("/usr/bin/chromium").exists(),
             "no /usr/bin/chromium: install the Debian package chromium"
         );
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("chromedriver.log");
         let mut driver = Command::new("chromedriver")
             .args(["--port=0", "--allowed-ips=127.0.0.1"])
+            .arg(format!("--log-path={}", log.display()))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -44,14 +55,17 @@ impl Browser {
             }
         }
         let port = port.expect("chromedriver says its port");
-        let profile = tempfile::tempdir().unwrap();
+        let profile_arg = format!("--user-data-dir={}", dir.path().join("profile").display());
         let mut browser = Browser {
             driver,
             base: format!("http://127.0.0.1:{port}/session"),
-            client: Client::new().expect("client"),
-            _profile: profile,
+            client: Client::builder()
+                .read_timeout(COMMAND_TIMEOUT)
+                .build()
+                .expect("client"),
+            log,
+            _dir: dir,
         };
-        let profile_arg = format!("--user-data-dir={}", browser._profile.path().display());
         let args = [
             "--headless",
             "--no-sandbox",
@@ -61,6 +75,8 @@ impl Browser {
             "--disable-background-networking",
             "--disable-component-update",
             "--disable-sync",
+            // Every name but the loopback fails at once: no start-up look-up can stall.
+            "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE localhost, EXCLUDE 127.0.0.1",
             "--window-size=900,640",
             "--hide-scrollbars",
             &profile_arg,
@@ -90,12 +106,26 @@ impl Browser {
         if let Some(body) = body {
             req = req.json(&body);
         }
-        let resp = req.send().unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+        let resp = req
+            .send()
+            .unwrap_or_else(|e| panic!("{method} {url}: {e}\n{}", self.log_tail()));
         let status = resp.status();
         let text = resp.text().expect("answer");
         let v: Value = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
-        assert!(status < 300, "{method} {path}: {status} {text}");
+        assert!(
+            status < 300,
+            "{method} {path}: {status} {text}\n{}",
+            self.log_tail()
+        );
         v["value"].clone()
+    }
+
+    /// The last lines of chromedriver's log, for a failure message.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        format!("chromedriver's log ends:\n{tail}")
     }
 
     /// Opens `url` and waits for it to load.
