@@ -4,8 +4,8 @@
 //! the same steps at 2 GiB; too heavy for every CI run.)
 
 use std::fs;
-use std::process::{Command, Stdio};
 
+use crate::common::curl;
 use crate::common::fileserver::{fileserver_with, url_in};
 
 /// The size pushed through.
@@ -22,21 +22,6 @@ fn peak_rss(pid: u32) -> u64 {
         .and_then(|v| v.split_whitespace().next()?.parse().ok())
         .expect("VmHWM");
     kib * 1024
-}
-
-fn curl(args: &[&str]) -> String {
-    let out = Command::new("curl")
-        .args(["-sS", "--max-time", "300", "-w", "%{http_code}"])
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("curl runs: install the Debian package curl");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

@@ -25,6 +25,23 @@ pub struct Running {
     pub addr: SocketAddr,
 }
 
+/// curl (`-sS`, at most 300 s) with `args`; returns what it printed, ending in the status
+/// code (`-w %{http_code}`). Fails the test when curl itself fails.
+pub fn curl(args: &[&str]) -> String {
+    let out = Command::new("curl")
+        .args(["-sS", "--max-time", "300", "-w", "%{http_code}"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("curl runs: install the Debian package curl");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `program` with `args` and `env` to completion; returns its status and stderr.
 pub fn run_to_end(program: &str, args: &[&str], env: &[(&str, &str)]) -> (ExitStatus, String) {
     let out = Command::new(program)
