@@ -60,6 +60,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod h1;
+mod h2;
 pub mod handler;
 pub mod health;
 pub mod html;

@@ -16,6 +16,7 @@
 //! request reaches a handler").
 
 pub(crate) mod h1;
+pub(crate) mod h2;
 #[cfg(feature = "tracing")]
 mod trace;
 pub(crate) mod ws;

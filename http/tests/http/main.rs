@@ -27,6 +27,7 @@ mod client_tinyproxy;
 mod client_tls;
 mod connection_parking;
 mod connection_paths;
+mod h2_clients;
 mod health_probes;
 mod metrics_prometheus;
 mod multipart_forms;

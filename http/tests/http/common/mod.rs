@@ -5,6 +5,7 @@
 
 pub mod curl;
 pub mod files;
+pub mod h2;
 pub mod peer;
 pub mod process;
 pub mod raw;
