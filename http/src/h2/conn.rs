@@ -6,6 +6,7 @@
 //! that demand an answer (SETTINGS and PING floods), header block size (CONTINUATION flood), the
 //! header list (HPACK bomb: 431); window overflows and id reuse are connection errors.
 
+use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
@@ -40,6 +41,11 @@ const MAX_CANCELLED: u64 = 200;
 const MAX_CONTROL: u64 = 1000;
 /// See [`MAX_CONTROL`].
 const CONTROL_PER_STREAM: u64 = 4;
+
+/// Most bytes read and dropped after an error GOAWAY (see `linger`).
+const LINGER_MAX: usize = 1 << 20;
+/// How many opened stream ids the connection remembers (see `Conn::recent`).
+const RECENT_STREAMS: usize = 256;
 
 /// Server-wide settings an HTTP/2 connection needs (the socket's read timeout, set by the
 /// caller, is how long a connection with no open stream waits for a frame).
@@ -90,6 +96,12 @@ pub(crate) fn serve(
     let (jobs, queue) = channel::<Job>();
     let idle_workers = AtomicUsize::new(0);
     let workers = AtomicUsize::new(0);
+    let ctx = WorkCtx {
+        idle_workers: &idle_workers,
+        idle,
+        token,
+        fd,
+    };
     scope(|s| {
         let mut conn = Conn {
             shared: &shared,
@@ -101,14 +113,15 @@ pub(crate) fn serve(
             got_settings: false,
             goaway_sent: false,
             pending: None,
+            recent: VecDeque::new(),
         };
         let mut start = |job: Job| {
             if idle_workers.load(Ordering::Acquire) == 0
                 && workers.load(Ordering::Relaxed) < MAX_CONCURRENT_STREAMS as usize
             {
                 workers.fetch_add(1, Ordering::Relaxed);
-                let (q, sh, iw) = (queue.clone(), &shared, &idle_workers);
-                s.spawn(move || work(q, sh, service, iw, token, fd));
+                let (q, sh, ctx) = (queue.clone(), &shared, &ctx);
+                s.spawn(move || work(q, sh, service, ctx));
             } else {
                 idle_workers.fetch_sub(1, Ordering::AcqRel);
             }
@@ -126,8 +139,10 @@ pub(crate) fn serve(
             let last = conn.last_stream;
             let _ = shared.send(|out| put_goaway(out, last, code));
         }
-        if end.is_some_and(|(c, _)| c == ErrorCode::NoError) {
-            wait_streams(&shared, cfg.stall);
+        match end {
+            Some((ErrorCode::NoError, _)) => wait_streams(&shared, cfg.stall),
+            Some(_) => linger(&mut input, fd, idle, token),
+            None => {}
         }
         shared.state().dead = true;
         shared.changed.notify_all();
@@ -137,6 +152,29 @@ pub(crate) fn serve(
             _ => Ok(()),
         }
     })
+}
+
+/// After a GOAWAY for an error: stops sending and reads (up to [`LINGER_MAX`] bytes, within the
+/// socket's read timeout) what the client still sends, so the close does not reset the
+/// connection before the client reads the GOAWAY. Idle meanwhile: a shutdown ends it.
+fn linger(input: &mut FrameReader<'_>, fd: RawFd, idle: &AtomicBool, token: &ShutdownToken) {
+    // SAFETY: `fd` is the connection's socket, open until `serve` returns.
+    unsafe {
+        libc::shutdown(fd, libc::SHUT_WR);
+    }
+    idle.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    if token.is_triggered() {
+        return;
+    }
+    let mut scratch = [0u8; 4096];
+    let mut total = 0;
+    while total < LINGER_MAX {
+        match input.io.read(&mut scratch) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => total += n,
+        }
+    }
 }
 
 /// Waits (at most `limit` without progress) for the open streams to finish.
@@ -150,14 +188,7 @@ fn wait_streams(shared: &Shared, limit: Duration) {
 }
 
 /// A pool fiber: serves streams until the connection ends.
-fn work(
-    queue: Receiver<Job>,
-    shared: &Shared,
-    service: &dyn Service,
-    idle_workers: &AtomicUsize,
-    token: &ShutdownToken,
-    fd: RawFd,
-) {
+fn work(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: &WorkCtx<'_>) {
     while let Ok(job) = queue.recv() {
         let id = job.id;
         service.serve(Call {
@@ -166,10 +197,10 @@ fn work(
             body: StreamBody::new(shared, id),
             send: StreamSender::new(shared, id),
         });
-        let (slot, last) = {
+        let (slot, quiet) = {
             let mut st = shared.state();
             let slot = st.streams.remove(&id);
-            (slot, st.streams.is_empty() && (st.draining || st.dead))
+            (slot, st.streams.is_empty())
         };
         shared.changed.notify_all();
         if let Some(slot) = slot.filter(|s| !s.recv_end && !s.reset) {
@@ -184,11 +215,25 @@ fn work(
                 }
             });
         }
-        idle_workers.fetch_add(1, Ordering::AcqRel);
-        if last || (token.is_triggered() && shared.state().streams.is_empty()) {
-            shutdown_read(fd);
+        ctx.idle_workers.fetch_add(1, Ordering::AcqRel);
+        if quiet {
+            // The reading fiber may be waiting with a stream open: it is idle now, for a
+            // shutdown to wake (and if the shutdown already began, it is woken here).
+            ctx.idle.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if ctx.token.is_triggered() {
+                shutdown_read(ctx.fd);
+            }
         }
     }
+}
+
+/// What the pool fibers share besides the connection state.
+struct WorkCtx<'a> {
+    idle_workers: &'a AtomicUsize,
+    idle: &'a AtomicBool,
+    token: &'a ShutdownToken,
+    fd: RawFd,
 }
 
 /// Shuts the reading side of the socket, so the reading fiber's wait ends.
@@ -238,6 +283,9 @@ struct Conn<'s> {
     got_settings: bool,
     goaway_sent: bool,
     pending: Option<Pending>,
+    /// The last [`RECENT_STREAMS`] stream ids opened: a header block on one of them that is
+    /// closed is STREAM_CLOSED, on any other old id PROTOCOL_ERROR (§5.1, §5.1.1).
+    recent: VecDeque<u32>,
 }
 
 impl Conn<'_> {
@@ -271,6 +319,8 @@ impl Conn<'_> {
                     }
                     continue;
                 }
+                // A shutdown shut the reading side of a quiet connection: GOAWAY, then close.
+                Err(_) if token.is_triggered() && !input.partial() => return Ok(()),
                 Err(e) => return Err(Failure::Io(e)),
             }
             let h = FrameHeader::parse(input.header());
@@ -498,6 +548,10 @@ impl Conn<'_> {
         }
         self.last_stream = id;
         self.opened += 1;
+        if self.recent.len() == RECENT_STREAMS {
+            self.recent.pop_front();
+        }
+        self.recent.push_back(id);
         if p.self_dependent {
             return self.reset(id, ErrorCode::Protocol);
         }
@@ -538,10 +592,13 @@ impl Conn<'_> {
         let mut st = self.shared.state();
         let Some(slot) = st.streams.get_mut(&id) else {
             drop(st);
-            return Err(ConnError(
-                ErrorCode::StreamClosed,
-                "HEADERS on a closed stream",
-            ));
+            if self.recent.contains(&id) {
+                return Err(ConnError(
+                    ErrorCode::StreamClosed,
+                    "HEADERS on a closed stream",
+                ));
+            }
+            return Err(ConnError(ErrorCode::Protocol, "stream id going backwards"));
         };
         if slot.recv_end {
             drop(st);
