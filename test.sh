@@ -21,6 +21,7 @@ command -v pkg-config >/dev/null || missing+=(pkg-config)
 dpkg -s libssl-dev >/dev/null 2>&1 || missing+=(libssl-dev)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
+command -v nghttp >/dev/null || missing+=(nghttp2-client)
 command -v gzip >/dev/null || missing+=(gzip)
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v tinyproxy >/dev/null || [ -x /usr/bin/tinyproxy ] || missing+=(tinyproxy)
@@ -78,6 +79,13 @@ done
 if [ ${#want[@]} -gt 0 ]; then
   echo "test.sh: installing the npm packages the tests need into .tools/node_modules: ${want[*]}"
   npm install --silent --no-save --prefix .tools "${want[@]}"
+fi
+
+# HTTP/2 conformance (moria-http's h2_httpwg test): httpwg-cli's `httpwg`, built once into
+# ~/.cargo/bin (about 5 minutes on a 2-core machine; its own target dir, kept out of ours).
+if ! command -v httpwg >/dev/null && [ ! -x "$HOME/.cargo/bin/httpwg" ]; then
+  echo "test.sh: installing httpwg (cargo install --locked httpwg-cli)"
+  cargo install --locked -q httpwg-cli --target-dir "${TMPDIR:-/tmp}/httpwg-build"
 fi
 
 if [ "${1:-}" = "--install-only" ]; then

@@ -4,7 +4,7 @@
 
 use std::io::{self, BufRead, Read};
 
-use crate::h1::{BodyDecoder, BodyFault, Failure, Framing, Input};
+use crate::h1::{BodyDecoder, BodyFault, BodyFraming, Failure, Framing, Input};
 
 /// The interim response sent when a handler first reads a body the client is holding back.
 const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
@@ -41,8 +41,18 @@ pub struct RequestBody<'a> {
 
 impl<'a> RequestBody<'a> {
     pub(crate) fn new(input: Input<'a>, framing: Framing, expect_continue: bool, max: u64) -> Self {
-        let decoder = BodyDecoder::new(input, framing.into());
-        let expect = if expect_continue && !matches!(framing, Framing::Empty) {
+        Self::with_framing(input, framing.into(), expect_continue, max)
+    }
+
+    /// A body framed as `framing` (HTTP/2 adds "until the stream ends", `UntilClose`).
+    pub(crate) fn with_framing(
+        input: Input<'a>,
+        framing: BodyFraming,
+        expect_continue: bool,
+        max: u64,
+    ) -> Self {
+        let decoder = BodyDecoder::new(input, framing);
+        let expect = if expect_continue && framing != BodyFraming::None {
             Continue::Pending
         } else {
             Continue::NotExpected

@@ -37,9 +37,13 @@
 //!   and body decoder), `encode/` (request and response heads), `role/server/` (connection
 //!   loop, buffers, failure → status, the shared `Date` cache), `role/client/` (response head
 //!   reading). It names no application type.
+//! - `h2` (private): HTTP/2 (RFC 9113, HPACK): frames, settings, HPACK, the connection loop
+//!   (flow control, stream states, attack bounds), a stream's body reader and response sender;
+//!   h2 by ALPN on HTTPS and by the preface on plain listeners ([`ServerBuilder::h2`]).
 //! - `dispatch` (private): the one seam between protocols and the application: `Dispatcher`
-//!   (tracker, `catch_unwind`, counters, errors → their response through `app::settle`) and
-//!   `dispatch/h1` (a parsed h1 head → `Request` → handler → `Response` → the codec's encoder). `counters` (private): the
+//!   (tracker, `catch_unwind`, counters, errors → their response through `app::settle`),
+//!   `dispatch/h1` (a parsed h1 head → `Request` → handler → `Response` → the codec's encoder)
+//!   and `dispatch/h2` (a stream → the same `Request` → handler → HEADERS and DATA). `counters` (private): the
 //!   server's event counters. `source` (private): [`Source`] and the multipart/byteranges body.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
 //!   bench's `fuzz_h1`.
@@ -60,6 +64,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 mod h1;
+mod h2;
 pub mod handler;
 pub mod health;
 pub mod html;

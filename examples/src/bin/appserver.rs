@@ -67,6 +67,9 @@ struct Args {
     /// Address to listen on.
     #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:8080")]
     listen: String,
+    /// Serve HTTP/1.1 only (no h2c by the HTTP/2 preface).
+    #[arg(long, env = "MORIA_NO_H2")]
+    no_h2: bool,
     /// Database: a SQLite file (ignored with --mode memory) or a `postgres://user:pass@host/db`
     /// URL.
     #[arg(long, env = "MORIA_DB", default_value = "appserver.db")]
@@ -158,6 +161,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = Server::builder()
         .listen(args.listen.as_str())
         .max_body(body_limit)
+        .h2(!args.no_h2)
         .shutdown_token(shutdown::global().clone())
         .start(router)?;
     let metrics = match &args.metrics {

@@ -126,6 +126,9 @@ struct Args {
     /// Record no request metrics (connection counters stay).
     #[arg(long, env = "MORIA_NO_METRICS")]
     no_metrics: bool,
+    /// Serve HTTP/1.1 only: no HTTP/2 by ALPN on HTTPS nor by its preface on HTTP.
+    #[arg(long, env = "MORIA_NO_H2")]
+    no_h2: bool,
     /// Send every file-system call through the offload pool (no fast path on the fiber).
     #[arg(long, env = "MORIA_NO_INLINE_IO")]
     no_inline_io: bool,
@@ -168,7 +171,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .shutdown_token(shutdown::global().clone())
         .shutdown_grace(Duration::from_secs(args.grace_secs))
         .max_connections(args.max_connections)
-        .metrics(!args.no_metrics);
+        .metrics(!args.no_metrics)
+        .h2(!args.no_h2);
     if args.upload {
         // A multipart body carries its delimiters and part headers besides the file.
         server = server.max_body(args.max_upload.saturating_add(MULTIPART_OVERHEAD));
@@ -186,6 +190,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         };
         let mut acceptor = TlsAcceptor::builder(identity);
+        if !args.no_h2 {
+            acceptor = acceptor.alpn(&["h2", "http/1.1"]);
+        }
         if let Some(path) = &args.client_ca {
             acceptor = acceptor.client_auth(&Pki::builder().add_path(path)?.build()?);
         }

@@ -11,11 +11,12 @@
 //!   parsed head (`mod.rs`), and it writes the response back through the codec's encoder
 //!   (`respond.rs`).
 //!
-//! HTTP/2 streams and WebSocket upgrades come in the same way: a `dispatch/h2` that builds the
-//! same `Request` from a stream's head and calls [`Dispatcher::call`] (http/README.md, "How a
-//! request reaches a handler").
+//! - `h2.rs`: HTTP/2 — each stream, in its fiber, builds the same `Request` from the stream's
+//!   head and body and calls [`Dispatcher::call`]; the response goes out as HEADERS and DATA
+//!   (http/README.md, "How a request reaches a handler").
 
 pub(crate) mod h1;
+pub(crate) mod h2;
 #[cfg(feature = "tracing")]
 mod trace;
 pub(crate) mod ws;

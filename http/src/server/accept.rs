@@ -21,8 +21,10 @@ use super::refuse::refuse;
 use super::{reclaim_abandoned, Shared};
 use crate::counters::Counters;
 use crate::dispatch::h1::ConnCtx;
+use crate::dispatch::h2::H2Service;
 use crate::dispatch::Dispatcher;
 use crate::h1::{self, ConnMemory, Ending};
+use crate::h2;
 use crate::metrics::Metered;
 use crate::tls;
 use crate::tls_info::TlsInfo;
@@ -171,13 +173,102 @@ fn connection(conn: Accepted, tls: Option<&TlsAcceptor>, shared: Arc<Shared>) {
             }
         },
     };
-    serve(Connection {
+    let mut io = io;
+    let h2 = shared.h2
+        && match &mut io {
+            Io::Plain(s) => opens_with_preface(s, &reg.state.idle, &shared),
+            Io::Tls(tls) => tls.1.alpn.as_deref() == Some(b"h2"),
+        };
+    let conn = Connection {
         reg,
         io,
         peer,
         memory: ConnMemory::default(),
         shared,
-    });
+    };
+    if h2 {
+        serve_h2(conn);
+    } else {
+        serve(conn);
+    }
+}
+
+/// Whether a new plain connection's first bytes are the HTTP/2 preface: one `recv(MSG_PEEK)`
+/// per accepted connection (none per request), waiting (as idle, for a shutdown to wake) at
+/// most the header timeout; the bytes stay for whichever protocol reads them. Four bytes
+/// decide (`PRI ` starts no HTTP/1.1 method the server knows and the h1 parser refuses it).
+fn opens_with_preface(s: &mut TcpStream, idle: &AtomicBool, shared: &Shared) -> bool {
+    let mut first = [0u8; 4];
+    idle.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    let n = if shared.token.is_triggered() {
+        0
+    } else {
+        let _ = s.set_read_timeout(Some(shared.cfg.limits.header_timeout));
+        let n = s.peek(&mut first).unwrap_or(0);
+        let _ = s.set_read_timeout(None);
+        n
+    };
+    idle.store(false, Ordering::SeqCst);
+    n == first.len() && first == h2::PREFACE[..first.len()]
+}
+
+/// Serves an HTTP/2 connection in the current fiber until it closes (it never parks: its
+/// fiber reads frames while streams run in fibers of their own).
+fn serve_h2(conn: Connection) {
+    let Connection {
+        reg,
+        io,
+        peer,
+        shared,
+        ..
+    } = conn;
+    let fd = match &io {
+        Io::Plain(s) => s.as_raw_fd(),
+        Io::Tls(tls) => tls.0.get_ref().as_raw_fd(),
+    };
+    let (stream, info) = match io {
+        Io::Plain(s) => (ws::Stream::Tcp(s), None),
+        Io::Tls(tls) => {
+            let (s, info) = *tls;
+            (ws::Stream::Tls(Box::new(s)), Some(info))
+        }
+    };
+    let limits = &shared.cfg.limits;
+    let split = stream
+        .set_timeouts(Some(limits.keep_alive_timeout), Some(limits.write_timeout))
+        .and_then(|()| stream.split());
+    let (mut read, write) = match split {
+        Ok(halves) => halves,
+        Err(e) => {
+            log::debug!("{peer}: HTTP/2: {e}");
+            return;
+        }
+    };
+    let service = H2Service {
+        cfg: &shared.cfg,
+        dispatcher: Dispatcher {
+            handler: &*shared.handler,
+            peer,
+            tls: info.as_ref(),
+            state: &reg.state,
+            counters: &shared.counters,
+        },
+    };
+    let cfg = h2::ConnConfig {
+        stall: limits.write_timeout,
+    };
+    if let Err(e) = h2::serve(
+        &mut read,
+        Box::new(write),
+        &service,
+        &cfg,
+        &shared.token,
+        &reg.state.idle,
+        fd,
+    ) {
+        log::debug!("{peer}: HTTP/2 connection ended: {e}");
+    }
 }
 
 /// Serves `conn` in the current fiber (with pooled working states) until it is idle (then it

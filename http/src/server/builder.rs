@@ -33,6 +33,7 @@ pub struct ServerBuilder {
     token: Option<ShutdownToken>,
     grace: Duration,
     metrics: bool,
+    h2: bool,
 }
 
 impl Default for ServerBuilder {
@@ -47,6 +48,7 @@ impl Default for ServerBuilder {
             token: None,
             grace: limits::DEFAULT_SHUTDOWN_GRACE,
             metrics: true,
+            h2: true,
         }
     }
 }
@@ -182,6 +184,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Whether HTTP/2 is served (default on): over TLS when ALPN chose `h2` (the acceptor
+    /// must offer it: `TlsAcceptorBuilder::alpn(&["h2", "http/1.1"])`), and on plain
+    /// listeners to clients that open with the HTTP/2 preface (h2c with prior knowledge).
+    pub fn h2(mut self, on: bool) -> Self {
+        self.h2 = on;
+        self
+    }
+
     fn validate(&self) -> Result<()> {
         let l = &self.limits;
         if self.addrs.is_empty() {
@@ -251,6 +261,7 @@ impl ServerBuilder {
                 compression: self.compression,
                 metrics: self.metrics,
             },
+            h2: self.h2,
             label: addrs[0].to_string(),
             handler: Box::new(handler),
             tracker: Arc::new(Tracker::new(self.max_connections)),

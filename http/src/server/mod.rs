@@ -56,6 +56,8 @@ pub(super) struct Shared {
     lot: ParkingLot<Connection>,
     /// Working states (buffers, parsed head, response) of connections being served.
     conns: ConnPool<Exchange>,
+    /// Whether HTTP/2 is served (ALPN `h2`, or the preface on a plain connection).
+    h2: bool,
     /// The server's label in metrics: its first bound address.
     label: String,
 }

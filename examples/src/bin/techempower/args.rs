@@ -22,6 +22,9 @@ pub struct Args {
     /// Address to serve on.
     #[arg(long, env = "MORIA_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Serve HTTP/1.1 only (no h2c by the HTTP/2 preface).
+    #[arg(long, env = "MORIA_NO_H2")]
+    pub no_h2: bool,
     /// Worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     pub workers: Option<usize>,

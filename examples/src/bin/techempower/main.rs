@@ -61,6 +61,7 @@ fn run(args: Args) -> Result<(), BoxError> {
     let workers = rt.config().workers;
     // Database work runs in a fiber, like everything the server does later.
     let listen = args.listen.clone();
+    let h2 = !args.no_h2;
     let Some(app) = rt
         .run(move || prepare(&args, workers))
         .map_err(|e| format!("start-up fiber failed: {e}"))??
@@ -70,6 +71,7 @@ fn run(args: Args) -> Result<(), BoxError> {
     shutdown::listen_for_signals()?;
     let server = Server::builder()
         .listen(listen.as_str())
+        .h2(h2)
         .shutdown_token(shutdown::global().clone())
         .start(routes::router(app))?;
     log::info!(

@@ -5,6 +5,8 @@
 
 pub mod curl;
 pub mod files;
+pub mod h2;
+pub mod h2raw;
 pub mod peer;
 pub mod process;
 pub mod raw;

@@ -1,0 +1,234 @@
+//! HPACK (RFC 7541) for the server: the decoder is `loona-hpack`'s (static and bounded dynamic
+//! table, Huffman decoding; blocking-friendly: plain functions over byte slices), wrapped to
+//! bound the decoded header list; the encoder is ours and deliberately minimal: static-table
+//! indexes and literals *without indexing*, no Huffman. It keeps no dynamic table, so it never
+//! has to follow the peer's SETTINGS_HEADER_TABLE_SIZE, and a response head costs a copy of
+//! its bytes; Huffman would save about a fifth of the header bytes for CPU on every response.
+
+use std::borrow::Cow;
+
+use loona_hpack::encoder::encode_integer_into;
+use loona_hpack::Decoder as HpackDecoder;
+
+use super::settings::HEADER_TABLE_SIZE;
+
+/// Why a header block could not be taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlockError {
+    /// The block is not valid HPACK: a connection error (COMPRESSION_ERROR).
+    Compression,
+    /// The decoded list is larger than allowed: the stream is refused (431); the decoder
+    /// state stays in step.
+    TooLarge,
+}
+
+/// The connection's header block decoder.
+pub(crate) struct Decoder {
+    inner: HpackDecoder<'static>,
+}
+
+impl Decoder {
+    /// A decoder whose dynamic table never grows past the protocol default.
+    pub(crate) fn new() -> Decoder {
+        let mut inner = HpackDecoder::new();
+        inner.set_max_allowed_table_size(HEADER_TABLE_SIZE);
+        Decoder { inner }
+    }
+
+    /// Decodes `block`, calling `field` for each field while the list stays within
+    /// `max_list` bytes (RFC 9113 §6.5.2's size: name, value and 32 per field). Past it, the
+    /// rest is decoded (to keep the table in step) without being handed out, and the answer is
+    /// `TooLarge`: decoding costs time linear in the block, whatever a field refers to.
+    pub(crate) fn decode(
+        &mut self,
+        block: &[u8],
+        max_list: usize,
+        mut field: impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), BlockError> {
+        let mut size = 0usize;
+        self.inner
+            .decode_with_cb(block, |n: Cow<'_, [u8]>, v: Cow<'_, [u8]>| {
+                size = size.saturating_add(n.len() + v.len() + 32);
+                if size <= max_list {
+                    field(&n, &v);
+                }
+            })
+            .map_err(|_| BlockError::Compression)?;
+        if size > max_list {
+            return Err(BlockError::TooLarge);
+        }
+        Ok(())
+    }
+}
+
+/// Names of the static table (RFC 7541 Appendix A), index 1 first.
+const STATIC_NAMES: [&str; 61] = [
+    ":authority",
+    ":method",
+    ":method",
+    ":path",
+    ":path",
+    ":scheme",
+    ":scheme",
+    ":status",
+    ":status",
+    ":status",
+    ":status",
+    ":status",
+    ":status",
+    ":status",
+    "accept-charset",
+    "accept-encoding",
+    "accept-language",
+    "accept-ranges",
+    "accept",
+    "access-control-allow-origin",
+    "age",
+    "allow",
+    "authorization",
+    "cache-control",
+    "content-disposition",
+    "content-encoding",
+    "content-language",
+    "content-length",
+    "content-location",
+    "content-range",
+    "content-type",
+    "cookie",
+    "date",
+    "etag",
+    "expect",
+    "expires",
+    "from",
+    "host",
+    "if-match",
+    "if-modified-since",
+    "if-none-match",
+    "if-range",
+    "if-unmodified-since",
+    "last-modified",
+    "link",
+    "location",
+    "max-forwards",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "range",
+    "referer",
+    "refresh",
+    "retry-after",
+    "server",
+    "set-cookie",
+    "strict-transport-security",
+    "transfer-encoding",
+    "user-agent",
+    "vary",
+    "via",
+    "www-authenticate",
+];
+
+/// Appends `:status` (an index for the seven the static table holds).
+pub(crate) fn encode_status(status: u16, out: &mut Vec<u8>) {
+    let index = match status {
+        200 => 8,
+        204 => 9,
+        206 => 10,
+        304 => 11,
+        400 => 12,
+        404 => 13,
+        500 => 14,
+        _ => {
+            let mut digits = itoa::Buffer::new();
+            literal(8, b":status", digits.format(status).as_bytes(), out);
+            return;
+        }
+    };
+    int(index, 7, 0x80, out);
+}
+
+/// Appends a field as a literal without indexing; `name` must be lowercase.
+pub(crate) fn encode_field(name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    let index = STATIC_NAMES
+        .iter()
+        .position(|n| n.as_bytes() == name)
+        .map_or(0, |i| i + 1);
+    literal(index, name, value, out);
+}
+
+fn literal(name_index: usize, name: &[u8], value: &[u8], out: &mut Vec<u8>) {
+    int(name_index, 4, 0x00, out);
+    if name_index == 0 {
+        string(name, out);
+    }
+    string(value, out);
+}
+
+fn string(s: &[u8], out: &mut Vec<u8>) {
+    int(s.len(), 7, 0x00, out);
+    out.extend_from_slice(s);
+}
+
+fn int(v: usize, prefix: u8, bits: u8, out: &mut Vec<u8>) {
+    // Writing into a Vec cannot fail.
+    let _ = encode_integer_into(v, prefix, bits, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(fields: &[(&[u8], &[u8])]) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut block = Vec::new();
+        encode_status(200, &mut block);
+        encode_status(418, &mut block);
+        for (n, v) in fields {
+            encode_field(n, v, &mut block);
+        }
+        let mut got = Vec::new();
+        Decoder::new()
+            .decode(&block, 1 << 20, |n, v| got.push((n.to_vec(), v.to_vec())))
+            .unwrap();
+        got
+    }
+
+    #[test]
+    fn what_the_encoder_writes_the_decoder_reads() {
+        let long = vec![b'x'; 300];
+        let got = round_trip(&[(b"content-type", b"text/plain"), (b"x-long", &long)]);
+        assert_eq!(got[0], (b":status".to_vec(), b"200".to_vec()));
+        assert_eq!(got[1], (b":status".to_vec(), b"418".to_vec()));
+        assert_eq!(got[2], (b"content-type".to_vec(), b"text/plain".to_vec()));
+        assert_eq!(got[3], (b"x-long".to_vec(), long));
+    }
+
+    #[test]
+    fn rfc7541_c4_huffman_requests_decode() {
+        // RFC 7541 C.4.1: the first request with Huffman coding.
+        let block = [
+            0x82, 0x86, 0x84, 0x41, 0x8c, 0xf1, 0xe3, 0xc2, 0xe5, 0xf2, 0x3a, 0x6b, 0xa0, 0xab,
+            0x90, 0xf4, 0xff,
+        ];
+        let mut got = Vec::new();
+        Decoder::new()
+            .decode(&block, 1 << 20, |n, v| got.push((n.to_vec(), v.to_vec())))
+            .unwrap();
+        assert_eq!(
+            got[3],
+            (b":authority".to_vec(), b"www.example.com".to_vec())
+        );
+    }
+
+    #[test]
+    fn a_bomb_of_indexed_fields_stops_at_the_list_limit() {
+        let mut block = vec![0x40, 1, b'a', 100];
+        block.extend_from_slice(&[b'v'; 100]);
+        block.extend_from_slice(&[0x80 | 62; 1000]);
+        let mut handed = 0;
+        let r = Decoder::new().decode(&block, 16 * 1024, |_, _| handed += 1);
+        assert_eq!(r, Err(BlockError::TooLarge));
+        assert!(handed < 130, "{handed}");
+        assert_eq!(
+            Decoder::new().decode(&[0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff], 100, |_, _| {}),
+            Err(BlockError::Compression)
+        );
+    }
+}

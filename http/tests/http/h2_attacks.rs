@@ -1,0 +1,205 @@
+//! The known HTTP/2 attacks, each from a hostile client writing raw frames: each ends with the
+//! connection closed by a GOAWAY with the right code, or the stream refused, and the server
+//! still answers another connection. Rapid reset (CVE-2023-44487), CONTINUATION flood
+//! (CVE-2024-27316), HPACK bomb, SETTINGS and PING floods, a send window held shut, stream ids
+//! reused or going backwards, too many concurrent streams, a window overflow.
+
+use std::io::Read;
+use std::time::Duration;
+
+use moria_http::{Request, Response, Server};
+
+use crate::common::curl::require_curl;
+use crate::common::h2::{curl_h2c, stdout};
+use crate::common::h2raw::*;
+use crate::common::{start, stop};
+
+/// A server whose handler reads the whole body (so a stream without END_STREAM stays open)
+/// and answers `size` bytes.
+fn server_with(builder: moria_http::ServerBuilder) -> Server {
+    let handler = |req: &mut Request<'_>, res: &mut Response| {
+        let mut body = Vec::new();
+        req.body().read_to_end(&mut body)?;
+        let size: usize = req
+            .query_param("size")
+            .map_or(5, |s| s.parse().unwrap_or(5));
+        res.body(vec![b'x'; size]);
+        Ok(())
+    };
+    start(builder, handler)
+}
+
+/// Another connection is served as usual.
+fn still_serves(server: &Server) {
+    require_curl();
+    let out = stdout(&curl_h2c(server.local_addr(), "/", &[]));
+    assert_eq!(out, "xxxxx");
+}
+
+#[test]
+fn rapid_reset_ends_with_enhance_your_calm() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    let mut id = 1;
+    for _ in 0..1000 {
+        c.get(id, "/", false, &[]);
+        c.frame(RST_STREAM, 0, id, &CANCEL.to_be_bytes());
+        id += 2;
+    }
+    let (_, code) = c.goaway();
+    assert_eq!(code, ENHANCE_YOUR_CALM);
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn continuation_flood_ends_with_enhance_your_calm() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    let block = request_block("GET", "/", &[]);
+    c.frame(HEADERS, 0, 1, &block);
+    let junk = [0x40u8; 16_384];
+    for _ in 0..100 {
+        c.frame(CONTINUATION, 0, 1, &junk);
+    }
+    let (_, code) = c.goaway();
+    assert_eq!(code, ENHANCE_YOUR_CALM);
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn hpack_bomb_is_answered_431_and_the_connection_goes_on() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    // One 4000-byte field into the dynamic table, then referenced 3000 times: 12 MB decoded
+    // from a 7 KB block.
+    let mut block = request_block("GET", "/", &[]);
+    block.push(0x40);
+    string(&mut block, b"bomb");
+    string(&mut block, &[b'b'; 4000]);
+    block.extend(std::iter::repeat_n(0x80 | 62, 3000));
+    c.frame(HEADERS, END_HEADERS | END_STREAM, 1, &block);
+    let answer = c.response_block(1);
+    assert_eq!(&answer[..5], &[0x08, 3, b'4', b'3', b'1'], "{answer:?}");
+    // The decoder stayed in step: the next request on the same connection is answered.
+    c.get(3, "/", true, &[]);
+    let answer = c.response_block(3);
+    assert_eq!(answer[0], 0x80 | 8, "200: {answer:?}");
+    stop(&server);
+}
+
+#[test]
+fn settings_and_ping_floods_end_with_enhance_your_calm() {
+    let server = server_with(Server::builder());
+    for kind in [SETTINGS, PING] {
+        let mut c = H2Raw::connect(server.local_addr());
+        let payload: &[u8] = if kind == PING { &[7; 8] } else { &[] };
+        let mut burst = Vec::new();
+        for _ in 0..2000 {
+            burst.extend_from_slice(&frame_bytes(kind, 0, 0, payload));
+        }
+        c.raw(&burst);
+        let (_, code) = c.goaway();
+        assert_eq!(code, ENHANCE_YOUR_CALM, "flood of frame type {kind}");
+    }
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn a_window_held_shut_resets_the_stream_and_frees_its_fiber() {
+    let server = server_with(Server::builder().write_timeout(Duration::from_millis(300)));
+    // INITIAL_WINDOW_SIZE 0: the server may send no DATA until a WINDOW_UPDATE that never
+    // comes.
+    let mut c = H2Raw::with_settings(server.local_addr(), &[(0x4, 0)]);
+    c.get(1, "/?size=100000", true, &[]);
+    assert_eq!(c.rst(1), CANCEL);
+    c.get(3, "/?size=0", true, &[]);
+    c.response_block(3);
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn stream_ids_going_backwards_or_reused_end_the_connection() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    c.get(5, "/", true, &[]);
+    c.response_block(5);
+    c.get(3, "/", true, &[]);
+    assert_eq!(c.goaway(), (5, PROTOCOL_ERROR));
+
+    let mut c = H2Raw::connect(server.local_addr());
+    c.get(1, "/", true, &[]);
+    c.response_block(1);
+    // Wait for the end of stream 1's answer, then reuse its id.
+    while let Some(f) = c.read() {
+        if f.stream == 1 && f.flags & END_STREAM != 0 {
+            break;
+        }
+    }
+    c.get(1, "/", true, &[]);
+    assert_eq!(c.goaway().1, 0x5, "STREAM_CLOSED");
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn streams_past_the_concurrency_limit_are_refused() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    // 100 streams held open (their handlers wait for bodies), then one more.
+    for i in 0..100 {
+        c.get(1 + 2 * i, "/", false, &[]);
+    }
+    c.get(201, "/", true, &[]);
+    assert_eq!(c.rst(201), REFUSED_STREAM);
+    // The held streams still complete once their bodies end.
+    c.frame(DATA, END_STREAM, 1, b"");
+    c.response_block(1);
+    // The other 99 wait for bodies that will not come: the client leaves before the shutdown.
+    drop(c);
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn window_overflows_are_flow_control_errors() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    c.get(1, "/", false, &[]);
+    c.frame(WINDOW_UPDATE, 0, 1, &0x7fff_ffffu32.to_be_bytes());
+    assert_eq!(c.rst(1), FLOW_CONTROL_ERROR);
+    c.frame(WINDOW_UPDATE, 0, 0, &0x7fff_ffffu32.to_be_bytes());
+    assert_eq!(c.goaway().1, FLOW_CONTROL_ERROR);
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn malformed_requests_are_reset_with_protocol_error() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    let cases: [&[(&str, &str)]; 4] = [
+        &[("Upper", "x")],
+        &[("connection", "close")],
+        &[("x", "a\rb")],
+        &[("te", "gzip")],
+    ];
+    for (i, extra) in cases.iter().enumerate() {
+        let id = 1 + 2 * i as u32;
+        c.get(id, "/", true, extra);
+        assert_eq!(c.rst(id), PROTOCOL_ERROR, "{extra:?}");
+    }
+    // A body longer than its content-length.
+    c.get(9, "/", false, &[("content-length", "2")]);
+    c.frame(DATA, END_STREAM, 9, b"abc");
+    assert_eq!(c.rst(9), PROTOCOL_ERROR);
+    // PING is answered; the connection is still good.
+    c.frame(PING, 0, 0, &[1; 8]);
+    c.get(11, "/", true, &[]);
+    c.response_block(11);
+    let _ = PRIORITY;
+    stop(&server);
+}
