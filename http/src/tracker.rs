@@ -315,6 +315,13 @@ impl Registration {
         self.state.epoch.load(Ordering::Acquire)
     }
 
+    /// What records a fiber started now (the connection parked) as serving it: call it with
+    /// the fiber's handle once spawned ([`Tracker::attach`]).
+    pub(crate) fn attacher(&self) -> impl FnOnce(JoinHandle<()>) + Send + 'static {
+        let (tracker, id, epoch) = (Arc::clone(&self.tracker), self.id, self.epoch());
+        move |fiber| tracker.attach(id, fiber, epoch)
+    }
+
     /// The connection is about to park: its fiber will finish without it ending, so that
     /// fiber stops being recorded as serving it.
     pub(crate) fn detach(&self) {

@@ -7,11 +7,13 @@
 //! | `mask.rs` | masking and unmasking, resumable at any offset |
 //! | `utf8.rs` | incremental UTF-8 validation of text as it arrives |
 //! | `inbound.rs` | frames → messages: fragmentation, control frames between fragments, limits |
+//! | `inbound/streaming.rs` | a data message handed out as it arrives, not assembled |
 //! | `outbound.rs` | messages → frames: compression, masking with a CSPRNG key |
 //! | `deflate.rs` | permessage-deflate: parameters, negotiation, compressor and decompressor |
 //! | `parked.rs` | sockets that wait between messages without a fiber (`accept_parked`) |
 //! | `timers.rs` | ping interval, idle timeout, the close wait, the server's shutdown |
 //! | `socket.rs` | [`WebSocket`], [`WsReader`], [`WsWriter`]: read, send, close, split |
+//! | `socket/streaming.rs` | [`WebSocket::read_stream`] and its [`MessageReader`] |
 //! | `stream.rs` | the connection under it: TCP or TLS, whole or split |
 //! | `handshake.rs` | accept key, client key, tokens, subprotocol choice |
 //! | `message.rs` | [`Message`], [`CloseFrame`], close codes |

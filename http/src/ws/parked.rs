@@ -11,6 +11,7 @@
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::{Arc, OnceLock};
 
+use moria_runtime::fiber::Builder as FiberBuilder;
 use moria_runtime::net::{Parkable, ParkingLot, Wake};
 
 use super::message::Message;
@@ -52,12 +53,22 @@ fn lot() -> Option<&'static ParkingLot<Parked>> {
     .as_ref()
 }
 
-/// A parked socket's bytes arrived or its timer is due: a fiber reads on.
+/// A parked socket's bytes arrived or its timer is due: a fiber reads on, recorded in the
+/// server's tracker as serving the connection (if that fiber dies of a stack overflow, the
+/// server reclaims the socket and its slot, as for any connection fiber).
 fn wake(p: Parked, why: Wake) {
     if why == Wake::Closed {
         return;
     }
-    moria_runtime::spawn(move || serve(p));
+    let attach = p.ws.link().map(|link| link.reg.attacher());
+    match FiberBuilder::new().spawn(move || serve(p)) {
+        Ok(fiber) => {
+            if let Some(attach) = attach {
+                attach(fiber);
+            }
+        }
+        Err(e) => log::error!("websocket: cannot start a fiber for a parked socket: {e}"),
+    }
 }
 
 /// Serves `ws` in parked mode: `on_message` for each message, no fiber between them.

@@ -2,18 +2,21 @@
 //! [`split`](WebSocket::split) into a [`WsReader`] and a [`WsWriter`] for two fibers. The read
 //! loop runs once for both forms, over a [`Duplex`]: pings are answered, a close is answered
 //! and ends the connection, a peer that breaks the protocol gets the close code its fault
-//! calls for.
+//! calls for. Reading a message as a `Read` is `socket/streaming.rs`.
 
-use std::io::{self, Read};
+mod streaming;
+
+pub use streaming::MessageReader;
+
+use std::io;
 use std::sync::Arc;
-use std::time::Duration;
 
 use moria_runtime::sync::Mutex as FiberMutex;
 
 use super::config::Config;
 use super::error::{Error, Result};
 use super::frame::{OpCode, MAX_CONTROL_PAYLOAD};
-use super::inbound::{Inbound, Step};
+use super::inbound::Inbound;
 use super::message::{CloseFrame, Message, CLOSE_GOING_AWAY};
 use super::outbound::Outbound;
 use super::stream::{ReadHalf, Stream, Timed, WriteHalf};
@@ -40,6 +43,22 @@ impl ReadSide {
         }
     }
 
+    /// The inbound reader, and its byte source over `io` with the timers running.
+    fn source<'a, D: Duplex>(&'a mut self, io: &'a mut D) -> (&'a mut Inbound, Src<'a, D>) {
+        let src = Src {
+            io,
+            timers: &mut self.timers,
+            link: self.link.as_ref(),
+        };
+        (&mut self.inbound, src)
+    }
+
+    /// The read failed with `e`: nothing more will be read; see [`fail`](Self::fail).
+    fn failed(&mut self, io: &mut impl Duplex, e: Error) -> Error {
+        self.done = true;
+        self.fail(io, e)
+    }
+
     /// The peer's close arrived: answered (unless ours went first), then our half closes.
     fn peer_closed(&mut self, io: &mut impl Duplex, frame: Option<&CloseFrame>) {
         self.done = true;
@@ -48,83 +67,6 @@ impl ReadSide {
             let _ = io.control(OpCode::Close, code.as_ref().map_or(&[][..], |c| c));
         }
         io.shutdown_write();
-    }
-
-    /// Reads what is left of a message streamed with `read_stream` and not read to its end.
-    fn drain_stream(&mut self, io: &mut impl Duplex) -> Result<()> {
-        let mut scratch = [0u8; 4096];
-        while self.inbound.is_streaming() {
-            self.stream_read(io, &mut scratch)?;
-        }
-        Ok(())
-    }
-
-    /// Waits for the next data message and starts reading it as a stream; says whether it is
-    /// text. Control frames meanwhile are answered and skipped; a close ends with
-    /// [`Error::Closed`].
-    fn stream_start(&mut self, io: &mut impl Duplex) -> Result<bool> {
-        self.drain_stream(io)?;
-        loop {
-            if self.done {
-                return Err(Error::Closed);
-            }
-            let mut text = false;
-            let r = {
-                let mut src = Src {
-                    io: &mut *io,
-                    timers: &mut self.timers,
-                    link: self.link.as_ref(),
-                };
-                self.inbound.stream_start(&mut src, &mut text)
-            };
-            match r {
-                Ok(None) => return Ok(text),
-                Ok(Some(m)) => self.streamed_control(io, m)?,
-                Err(e) => {
-                    self.done = true;
-                    return Err(self.fail(io, e));
-                }
-            }
-        }
-    }
-
-    /// A control frame met while streaming: a ping is answered, a close ends the stream.
-    fn streamed_control(&mut self, io: &mut impl Duplex, m: Message) -> Result<()> {
-        match m {
-            Message::Close(frame) => {
-                self.peer_closed(io, frame.as_ref());
-                Err(Error::Closed)
-            }
-            Message::Ping(p) if !io.close_sent() => io.control(OpCode::Pong, &p),
-            _ => Ok(()),
-        }
-    }
-
-    /// The next bytes of the message being streamed (0: its end).
-    fn stream_read(&mut self, io: &mut impl Duplex, buf: &mut [u8]) -> Result<usize> {
-        if buf.is_empty() || !self.inbound.is_streaming() {
-            return Ok(0);
-        }
-        loop {
-            let r = {
-                let mut src = Src {
-                    io: &mut *io,
-                    timers: &mut self.timers,
-                    link: self.link.as_ref(),
-                };
-                self.inbound.stream_read(&mut src, buf)
-            };
-            match r {
-                Ok(Step::Data(0)) => {}
-                Ok(Step::Data(n)) => return Ok(n),
-                Ok(Step::End) => return Ok(0),
-                Ok(Step::Control(m)) => self.streamed_control(io, m)?,
-                Err(e) => {
-                    self.done = true;
-                    return Err(self.fail(io, e));
-                }
-            }
-        }
     }
 
     /// Reads the next message, answering pings and a close; while our close waits for its
@@ -136,12 +78,8 @@ impl ReadSide {
         }
         loop {
             let r = {
-                let mut src = Src {
-                    io: &mut *io,
-                    timers: &mut self.timers,
-                    link: self.link.as_ref(),
-                };
-                self.inbound.next(&mut src)
+                let (inbound, mut src) = self.source(io);
+                inbound.next(&mut src)
             };
             match r {
                 Ok(Message::Close(frame)) => {
@@ -159,10 +97,7 @@ impl ReadSide {
                     }
                     return Ok(m);
                 }
-                Err(e) => {
-                    self.done = true;
-                    return Err(self.fail(io, e));
-                }
+                Err(e) => return Err(self.failed(io, e)),
             }
         }
     }
@@ -261,12 +196,10 @@ struct Whole<'a> {
 }
 
 impl Duplex for Whole<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.stream.read(buf)
-    }
+    type Src = Stream;
 
-    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
-        self.stream.set_read_timeout(t)
+    fn src(&mut self) -> &mut Stream {
+        self.stream
     }
 
     fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()> {
@@ -316,16 +249,6 @@ impl WebSocket {
         side.read(&mut io)
     }
 
-    /// Waits for the next data message and returns it as a `Read` that yields its bytes as
-    /// they arrive (nothing buffered past a frame's piece; the limits and text checks still
-    /// apply), with whether it is text. Pings meanwhile are answered; a close ends with
-    /// [`Error::Closed`]. An unread rest is skipped by the next read.
-    pub fn read_stream(&mut self) -> Result<MessageReader<'_>> {
-        let (side, mut io) = self.duplex();
-        let text = side.stream_start(&mut io)?;
-        Ok(MessageReader { side, io, text })
-    }
-
     /// Sends a message (text, binary, ping or pong; close with [`close`](Self::close)).
     pub fn send(&mut self, msg: Message) -> Result<()> {
         let (op, payload) = parts(&msg)?;
@@ -364,6 +287,11 @@ impl WebSocket {
         }
     }
 
+    /// Its server's tracker entry and shutdown token (server side).
+    pub(crate) fn link(&self) -> Option<&ServerLink> {
+        self.read.link.as_ref()
+    }
+
     /// Whether nothing more will be read (closed or failed).
     pub(crate) fn is_done(&self) -> bool {
         self.read.done
@@ -387,7 +315,7 @@ impl WebSocket {
         if let Some(link) = &self.read.link {
             // The fiber is about to finish without the connection ending: the tracker must
             // not take it for one that died (and reclaim the socket) after a stack overflow
-            // elsewhere. The fibers that wake it later are not recorded.
+            // elsewhere. The fiber that wakes it later is recorded (`parked.rs`).
             link.reg.detach();
             link.reg
                 .state
@@ -495,12 +423,10 @@ struct Halves<'a> {
 }
 
 impl Duplex for Halves<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.src.read(buf)
-    }
+    type Src = ReadHalf;
 
-    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
-        self.src.set_read_timeout(t)
+    fn src(&mut self) -> &mut ReadHalf {
+        self.src
     }
 
     fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()> {
@@ -532,30 +458,5 @@ impl WsReader {
     /// The subprotocol agreed in the handshake.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
-    }
-}
-
-/// One data message read as it arrives ([`WebSocket::read_stream`]).
-pub struct MessageReader<'a> {
-    side: &'a mut ReadSide,
-    io: Whole<'a>,
-    text: bool,
-}
-
-impl MessageReader<'_> {
-    /// Whether the message is text (its bytes are checked to be UTF-8 as they stream).
-    pub fn is_text(&self) -> bool {
-        self.text
-    }
-}
-
-impl Read for MessageReader<'_> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.side
-            .stream_read(&mut self.io, buf)
-            .map_err(|e| match e {
-                Error::Io(e) => e,
-                e => io::Error::new(io::ErrorKind::InvalidData, e),
-            })
     }
 }

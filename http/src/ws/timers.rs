@@ -2,7 +2,7 @@
 //! timeout (a peer stopped mid-frame), the wait for the peer's close, and the server's shutdown (an idle WebSocket is marked idle in the tracker, so
 //! a shutdown wakes it) — all through one read timeout, set only when it changes.
 
-use std::io;
+use std::io::{self, Read};
 use std::sync::atomic::{fence, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,6 +12,7 @@ use super::config::Config;
 use super::error::Result;
 use super::frame::OpCode;
 use super::inbound::Source;
+use super::stream::Timed;
 use crate::tracker::Registration;
 
 /// What a server-side WebSocket keeps of its server: its entry in the connection tracker
@@ -107,10 +108,10 @@ impl Timers {
 
 /// What the read loop needs from the connection: bytes with a timeout, and control frames out.
 pub(crate) trait Duplex {
-    /// Reads what arrives.
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize>;
-    /// Sets the read timeout.
-    fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
+    /// What the bytes come from.
+    type Src: Timed;
+    /// The reading side, whose waits the timers bound.
+    fn src(&mut self) -> &mut Self::Src;
     /// Sends a control frame.
     fn control(&mut self, op: OpCode, payload: &[u8]) -> Result<()>;
     /// Whether our close frame has gone out.
@@ -145,10 +146,10 @@ impl<D: Duplex> Source for Src<'_, D> {
                     .max(Duration::from_millis(1))
             });
             if timeout != self.timers.timeout_set {
-                self.io.set_read_timeout(timeout)?;
+                self.io.src().set_read_timeout(timeout)?;
                 self.timers.timeout_set = timeout;
             }
-            let r = self.io.read(buf);
+            let r = self.io.src().read(buf);
             if let Some(link) = idle_flag {
                 link.reg.state.idle.store(false, Ordering::SeqCst);
             }

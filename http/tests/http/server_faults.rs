@@ -11,7 +11,7 @@ use moria_http::{Body, HandlerResult, Request, Response, Server};
 const BIG_FRAME: usize = 1024 * 1024;
 
 #[inline(never)]
-fn big_frame() -> u8 {
+pub(crate) fn big_frame() -> u8 {
     let frame = std::hint::black_box([7u8; BIG_FRAME]);
     frame[BIG_FRAME / 2]
 }

@@ -1,6 +1,8 @@
 //! Parked mode (`Acceptor::accept_parked`), HTTP and HTTPS: sockets wait between messages
 //! without a fiber and still echo, answer pings, close cleanly, run their handler once per
-//! message, and get 1001 when the server shuts down while they are parked.
+//! message, and get 1001 when the server shuts down while they are parked. A fiber woken for a
+//! parked socket is the connection's fiber for the server: if it dies of a stack overflow, the
+//! socket and its slot are reclaimed.
 
 use moria_http::ws::{Acceptor, Message};
 use moria_http::{Request, Response, Server};
@@ -8,6 +10,7 @@ use moria_http::{Request, Response, Server};
 use crate::common::tls::Fixture;
 use crate::common::ws::{frame, handshake, read_frame};
 use crate::common::{assert_closed, stop, wait_until};
+use crate::server_faults::big_frame;
 
 fn parked_echo(tls: bool) -> Fixture {
     let acceptor = Acceptor::new();
@@ -67,5 +70,40 @@ fn a_shutdown_sends_1001_to_parked_sockets() {
         let (_, op, payload) =
             read_frame(&mut *c).unwrap_or_else(|| panic!("no close frame (tls: {tls})"));
         assert_eq!((op, &payload[..2]), (8, &1001u16.to_be_bytes()[..]));
+    }
+}
+
+#[test]
+fn a_woken_fiber_that_overflows_its_stack_has_its_socket_reclaimed() {
+    for tls in [false, true] {
+        let acceptor = Acceptor::new();
+        let f = Fixture::start(
+            tls,
+            Server::builder(),
+            move |req: &mut Request<'_>, res: &mut Response| {
+                acceptor.accept_parked(req, res, |ws, msg| match msg {
+                    Message::Text(t) if t == "deep" => {
+                        let _ = ws.send_text(&big_frame().to_string());
+                    }
+                    Message::Text(_) | Message::Binary(_) => {
+                        let _ = ws.send(msg);
+                    }
+                    _ => {}
+                });
+                Ok(())
+            },
+        );
+        let mut c = f.connect();
+        assert_eq!(handshake(&mut *c, "").status, 101);
+        // Answered, then the socket parks: "deep" is read by a fiber the lot starts.
+        c.write_all(&frame(true, 1, b"x", true)).unwrap();
+        assert!(read_frame(&mut *c).is_some());
+        c.write_all(&frame(true, 1, b"deep", true)).unwrap();
+        wait_until("the dead fiber's socket is reclaimed", || {
+            f.server.stats().reclaimed == 1
+        });
+        assert_closed(&mut *c);
+        assert_eq!(f.server.connections(), 0);
+        stop(&f.server);
     }
 }

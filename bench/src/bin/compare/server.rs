@@ -152,7 +152,11 @@ impl Running {
             Server::MoriaHello | Server::MoriaHelloNoMetrics => common("hello", &[]),
             Server::MoriaTransit => common("transit", &gtfs),
             Server::TransitAxum => common("peer_transit_axum", &gtfs),
-            Server::MoriaChat => common("chat", &[]),
+            // Its room holds every member at once, the publisher too.
+            Server::MoriaChat => common(
+                "chat",
+                &["--max-connections", &env.max_connections.to_string()],
+            ),
             Server::WsTokio => common("peer_ws_tokio", &[]),
             // Its byte echo listens too (on a spare port); the WebSocket echo is measured.
             Server::MoriaWsEcho => vec![

@@ -6,7 +6,7 @@
 //! alone is `{"notice":TEXT}` (the welcome). A handler per member is a plain loop: read a
 //! message, send it to the room.
 //!
-//! `chat --listen 127.0.0.1:8080 [--workers N]`, then open http://127.0.0.1:8080/ in two tabs.
+//! `chat --listen 127.0.0.1:8080 [--workers N] [--max-connections N]`, then open http://127.0.0.1:8080/ in two tabs.
 
 mod rooms;
 
@@ -30,6 +30,10 @@ struct Args {
     /// Scheduler worker threads (default: one per CPU).
     #[arg(long, env = "MORIA_WORKERS")]
     workers: Option<usize>,
+    /// Most connections served at once (members and page loads); more clients get 503 with
+    /// Retry-After.
+    #[arg(long, env = "MORIA_MAX_CONNECTIONS", default_value_t = moria_http::limits::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
 }
 
 /// The page, served at `/`.
@@ -126,6 +130,7 @@ fn run(args: Args) -> Result<(), BoxError> {
     shutdown::listen_for_signals()?;
     let server = Server::builder()
         .listen(args.listen.as_str())
+        .max_connections(args.max_connections)
         .shutdown_token(shutdown::global().clone())
         .start(router)?;
     log::info!(
