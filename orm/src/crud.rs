@@ -138,14 +138,14 @@ impl Conn {
         first
     }
 
-    /// All rows matching `q`, loaded into memory (see [`Conn::select`] to stream them).
+    /// All rows matching `q`, loaded into memory (see [`Conn::select`] to stream them); each
+    /// row becomes a model as it is read.
     pub fn list<T: Model>(&self, q: &Query) -> Result<Vec<T>> {
-        let mut sel = self.select::<T>(q)?;
-        let mut rows = sel.rows();
         let mut out = Vec::new();
-        while let Some(row) = rows.next_row()? {
-            out.push(from_row(&row)?);
-        }
+        self.for_each_row::<T>(q, &mut |row| {
+            out.push(from_row(row)?);
+            Ok(())
+        })?;
         Ok(out)
     }
 

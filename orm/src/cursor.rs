@@ -1,6 +1,8 @@
 //! Streaming reads: a prepared, bound [`Select`] and the [`Cursor`] that walks its rows one at a
-//! time. On SQLite the rows are stepped one by one, never all in memory; on PostgreSQL the
-//! result is received when the select runs and the cursor walks it.
+//! time, and [`Conn::for_each_row`], which hands each row on as it is read. On SQLite the rows
+//! are stepped one by one, never all in memory. On PostgreSQL `for_each_row` reads each row in
+//! place as it arrives; a `Select` receives its result into one buffer when it runs (one
+//! allocation for all rows, not one per row) and the cursor walks that.
 
 use std::marker::PhantomData;
 
@@ -18,7 +20,7 @@ use crate::row_values::RowValues;
 
 enum SelectInner<'c> {
     Sqlite(CachedStatement<'c>),
-    Pg(Vec<pg::Row>),
+    Pg(Option<pg::RowSet>),
 }
 
 /// A query prepared and bound, ready to be walked with [`Select::rows`].
@@ -29,7 +31,7 @@ pub struct Select<'c, T> {
 
 enum CursorInner<'s> {
     Sqlite(Rows<'s>),
-    Pg(std::slice::Iter<'s, pg::Row>),
+    Pg(Option<&'s pg::RowSet>, usize),
 }
 
 /// Walks the rows of a [`Select`]; an `Iterator` of models, or [`Cursor::fill`] to reuse one.
@@ -39,16 +41,16 @@ pub struct Cursor<'s, T> {
 }
 
 /// A row of either engine.
-pub(crate) enum RowRef<'a, 's> {
+pub(crate) enum AnyRow<'a, 's> {
     Sqlite(&'a rusqlite::Row<'s>),
-    Pg(&'a pg::Row),
+    Pg(pg::RowRef<'a>),
 }
 
-impl RowValues for RowRef<'_, '_> {
+impl RowValues for AnyRow<'_, '_> {
     fn value(&self, i: usize) -> Result<ValueRef<'_>> {
         match self {
-            RowRef::Sqlite(r) => r.value(i),
-            RowRef::Pg(r) => r.value(i),
+            AnyRow::Sqlite(r) => r.value(i),
+            AnyRow::Pg(r) => r.value(i),
         }
     }
 }
@@ -65,12 +67,9 @@ impl Conn {
                 Ok(SelectInner::Sqlite(stmt))
             },
             |_| {
-                let vals: Vec<_> = value_refs(q.param_values())
-                    .chain(value_refs(&extra))
-                    .collect();
-                let mut rows = Vec::new();
-                self.pg_run(&sql, &vals, &mut |r| {
-                    rows.push(r);
+                let mut rows = None;
+                self.pg_select(&sql, q, &extra, &mut |r| {
+                    pg::RowSet::push_to(&mut rows, r);
                     Ok(())
                 })?;
                 Ok(SelectInner::Pg(rows))
@@ -81,6 +80,41 @@ impl Conn {
             _model: PhantomData,
         })
     }
+
+    /// Runs `q` and hands each row (id in column 0, then the fields) to `each` as it is read:
+    /// stepped on SQLite, read in place as it arrives on PostgreSQL. Keep `each` free of I/O
+    /// on PostgreSQL: on a shared connection the fibers queued behind this statement wait for
+    /// it.
+    pub(crate) fn for_each_row<T: Model>(
+        &self,
+        q: &Query,
+        each: &mut dyn FnMut(&dyn RowValues) -> Result<()>,
+    ) -> Result<()> {
+        if !self.is_pg() {
+            let mut sel = self.select::<T>(q)?;
+            let mut rows = sel.rows();
+            while let Some(row) = rows.next_row()? {
+                each(&row)?;
+            }
+            return Ok(());
+        }
+        let (sql, extra) = q.select_sql::<T>(true)?;
+        self.pg_select(&sql, q, &extra, &mut |r| each(&r))
+    }
+
+    /// Runs the select `sql` of `q` on PostgreSQL, each row to `each`.
+    fn pg_select(
+        &self,
+        sql: &str,
+        q: &Query,
+        extra: &[rusqlite::types::Value],
+        each: &mut dyn FnMut(pg::RowRef<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let vals: Vec<_> = value_refs(q.param_values())
+            .chain(value_refs(extra))
+            .collect();
+        self.pg_run(sql, &vals, each).map(|_| ())
+    }
 }
 
 impl<T: Model> Select<'_, T> {
@@ -89,7 +123,7 @@ impl<T: Model> Select<'_, T> {
         Cursor {
             inner: match &mut self.inner {
                 SelectInner::Sqlite(stmt) => CursorInner::Sqlite(stmt.raw_query()),
-                SelectInner::Pg(rows) => CursorInner::Pg(rows.iter()),
+                SelectInner::Pg(rows) => CursorInner::Pg(rows.as_ref(), 0),
             },
             _model: PhantomData,
         }
@@ -109,10 +143,14 @@ impl<'s, T: Model> Cursor<'s, T> {
     }
 
     /// The next raw row (id in column 0, then the fields).
-    pub(crate) fn next_row(&mut self) -> Result<Option<RowRef<'_, 's>>> {
+    pub(crate) fn next_row(&mut self) -> Result<Option<AnyRow<'_, 's>>> {
         Ok(match &mut self.inner {
-            CursorInner::Sqlite(rows) => rows.next()?.map(RowRef::Sqlite),
-            CursorInner::Pg(it) => it.next().map(RowRef::Pg),
+            CursorInner::Sqlite(rows) => rows.next()?.map(AnyRow::Sqlite),
+            CursorInner::Pg(set, next) => {
+                let row = set.and_then(|s| s.get(*next));
+                *next += 1;
+                row.map(AnyRow::Pg)
+            }
         })
     }
 }

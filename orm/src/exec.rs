@@ -133,7 +133,7 @@ impl Conn {
     pub(crate) fn pg_by_id<T: Model>(
         &self,
         id: i64,
-        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+        each: &mut dyn FnMut(pg::RowRef<'_>) -> Result<()>,
     ) -> Result<()> {
         let mut found = false;
         self.pg_run(
@@ -159,7 +159,7 @@ impl Conn {
         &self,
         sql: &str,
         params: &[ValueRef<'_>],
-        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+        each: &mut dyn FnMut(pg::RowRef<'_>) -> Result<()>,
     ) -> Result<u64> {
         self.on_engine(
             |_| Err(Error::Config("not a PostgreSQL connection".into())),
@@ -181,34 +181,36 @@ impl Conn {
         cell: &RefCell<PgHandle>,
         sql: &str,
         params: &[ValueRef<'_>],
-        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+        each: &mut dyn FnMut(pg::RowRef<'_>) -> Result<()>,
     ) -> Result<u64> {
         let values: Vec<PgValue<'_>> = params.iter().map(|v| PgValue(*v)).collect();
         let refs: Vec<&(dyn ToSql + Sync)> =
             values.iter().map(|v| v as &(dyn ToSql + Sync)).collect();
-        let mut h = cell.borrow_mut();
-        if let Some(shared) = h.shared() {
-            let (rows, n) = shared.run(sql, &|| dollar_params(sql), &refs)?;
-            rows.into_iter().try_for_each(&mut *each)?;
-            return Ok(n);
-        }
-        let c = h.client()?;
-        let stmt = match c.cached(sql) {
-            Some(s) => s,
-            None => {
-                let s = c.prepare(&dollar_params(sql))?;
-                c.cache_insert(sql, &s)?;
-                s
-            }
-        };
+        // The row handler's own error is kept here: the clients carry only `pg::Error`.
         let mut failed: Option<Error> = None;
-        let out = c.query_each(&stmt, &refs, &mut |row| match each(row) {
+        let mut on_row = |row: pg::RowRef<'_>| match each(row) {
             Ok(()) => Ok(()),
             Err(e) => {
                 failed = Some(e);
                 Err(pg::Error::Conversion("row handler failed".into()))
             }
-        });
+        };
+        let mut h = cell.borrow_mut();
+        let out = match h.shared() {
+            Some(shared) => shared.run_each(sql, &|| dollar_params(sql), &refs, &mut on_row),
+            None => {
+                let c = h.client()?;
+                let stmt = match c.cached(sql) {
+                    Some(s) => s,
+                    None => {
+                        let s = c.prepare(&dollar_params(sql))?;
+                        c.cache_insert(sql, &s)?;
+                        s
+                    }
+                };
+                c.query_each(&stmt, &refs, &mut on_row)
+            }
+        };
         match (out, failed) {
             (_, Some(e)) => Err(e),
             (Ok(n), None) => Ok(n),
@@ -222,7 +224,7 @@ impl Conn {
         table: &'static str,
         sql: &str,
         params: &[ValueRef<'_>],
-        each: &mut dyn FnMut(pg::Row) -> Result<()>,
+        each: &mut dyn FnMut(pg::RowRef<'_>) -> Result<()>,
     ) -> Result<u64> {
         self.pg_run(sql, params, each).map_err(|e| match e {
             Error::Postgres(p) => Error::pg_write(table, p),

@@ -171,6 +171,9 @@ pub fn from_json<T: Model>(json: &[u8]) -> Result<T> {
 
 impl Conn {
     /// Writes the rows matching `q` (only `q.select` columns, if set) to `w`; returns the row count.
+    /// Each row is written as it is read: on PostgreSQL while the statement's answer is being
+    /// received, so give a memory buffer, not a socket (a shared connection's other fibers
+    /// wait for this answer to be read).
     pub fn write_json<T: Model, W: Write + ?Sized>(
         &self,
         q: &Query,
@@ -178,8 +181,6 @@ impl Conn {
         w: &mut W,
     ) -> Result<usize> {
         let cols = q.columns::<T>()?;
-        let mut sel = self.select::<T>(q)?;
-        let mut rows = sel.rows();
         let mut n = 0usize;
         match format {
             JsonFormat::Expanded => w.write_all(b"[")?,
@@ -195,13 +196,13 @@ impl Conn {
                 }
             }
         }
-        while let Some(row) = rows.next_row()? {
+        self.for_each_row::<T>(q, &mut |row| {
             match format {
                 JsonFormat::Expanded => {
                     if n > 0 {
                         w.write_all(b",")?;
                     }
-                    write_row_object::<T, W, _>(w, &row, cols.iter().copied())?;
+                    write_row_object::<T, W, _>(w, row, cols.iter().copied())?;
                 }
                 JsonFormat::Compact => {
                     for &c in &cols {
@@ -211,7 +212,8 @@ impl Conn {
                 }
             }
             n += 1;
-        }
+            Ok(())
+        })?;
         match format {
             JsonFormat::Expanded => w.write_all(b"]")?,
             JsonFormat::Compact => {

@@ -23,7 +23,7 @@ impl RowValues for rusqlite::Row<'_> {
     }
 }
 
-impl RowValues for pg::Row {
+impl RowValues for pg::RowRef<'_> {
     fn value(&self, i: usize) -> Result<ValueRef<'_>> {
         let col = self
             .columns()

@@ -9,11 +9,13 @@ use std::collections::HashMap;
 use std::io::{self, Read, Write};
 use std::time::{Duration, Instant};
 
-use bytes::BytesMut;
+use bytes::{Buf, BytesMut};
 use postgres_protocol::message::backend::{ErrorFields, Message};
 
 use super::config::Config;
 use super::error::{DbError, Error, Result, QUERY_CANCELED};
+use super::row::Column;
+use super::rows::{scan, RowRef, Span};
 use super::socket::{self, Peer, Socket};
 
 /// Bytes read from the socket at a time.
@@ -56,6 +58,8 @@ pub(crate) struct Connection {
     /// Where socket reads land before they join `rbuf`: rows keep parts of `rbuf` alive, so
     /// reading into `rbuf` itself would allocate (and zero) a fresh chunk for every read.
     scratch: Box<[u8]>,
+    /// The value spans of the DataRow read in place, reused from row to row.
+    spans: Vec<Span>,
     /// Encoded messages not written yet.
     pub(crate) wbuf: BytesMut,
     /// Backend process id (from BackendKeyData).
@@ -85,6 +89,7 @@ impl Connection {
             peer,
             rbuf: BytesMut::with_capacity(READ_CHUNK),
             scratch: vec![0; READ_CHUNK].into_boxed_slice(),
+            spans: Vec::new(),
             wbuf: BytesMut::with_capacity(1024),
             pid: 0,
             secret: 0,
@@ -239,31 +244,72 @@ impl Connection {
     /// The next message that matters, logging notices and recording parameter changes.
     pub(super) fn recv(&mut self) -> Result<Message> {
         loop {
-            let parsed = Message::parse(&mut self.rbuf).map_err(|e| self.fail(e))?;
-            match parsed {
-                Some(Message::NoticeResponse(b)) => {
-                    if let Ok(n) = DbError::parse(b.fields()) {
-                        log::info!("postgres {}: {}", n.severity, n.message);
-                    }
-                }
-                Some(Message::ParameterStatus(b)) => {
-                    if let (Ok(k), Ok(v)) = (b.name(), b.value()) {
-                        self.server_params.insert(k.to_owned(), v.to_owned());
-                    }
-                }
-                Some(Message::NotificationResponse(_)) | Some(Message::CloseComplete) => {}
-                Some(m) => return Ok(m),
-                None => self.fill()?,
+            if let Some(m) = self.step()? {
+                return Ok(m);
             }
         }
     }
 
+    /// The next message that matters, or `None` when it is a DataRow, left whole at the front
+    /// of the buffer for [`Connection::take_row`] to read in place.
+    pub(super) fn recv_unless_row(&mut self) -> Result<Option<Message>> {
+        loop {
+            if self.has_message() && self.rbuf[0] == b'D' && self.front_len() >= 4 {
+                return Ok(None);
+            }
+            if let Some(m) = self.step()? {
+                return Ok(Some(m));
+            }
+        }
+    }
+
+    /// Hands the DataRow at the front of the buffer (see [`Connection::recv_unless_row`]) to
+    /// `each` as a row of `columns`, read where it lies, and consumes it. A row that does not
+    /// match `columns` is consumed too and reported as the error, not handed on.
+    pub(super) fn take_row<R>(
+        &mut self,
+        columns: &[Column],
+        each: impl FnOnce(RowRef<'_>) -> R,
+    ) -> Result<R> {
+        let end = 1 + self.front_len();
+        self.spans.clear();
+        let body = &self.rbuf[5..end];
+        let out = scan(body, columns.len(), 0, &mut self.spans)
+            .map(|_| each(RowRef::new(columns, body, &self.spans)));
+        self.rbuf.advance(end);
+        out
+    }
+
+    /// One step towards the next message: the message when it matters, `None` after a
+    /// notice, a parameter change or a socket read.
+    fn step(&mut self) -> Result<Option<Message>> {
+        let parsed = Message::parse(&mut self.rbuf).map_err(|e| self.fail(e))?;
+        match parsed {
+            Some(Message::NoticeResponse(b)) => {
+                if let Ok(n) = DbError::parse(b.fields()) {
+                    log::info!("postgres {}: {}", n.severity, n.message);
+                }
+            }
+            Some(Message::ParameterStatus(b)) => {
+                if let (Ok(k), Ok(v)) = (b.name(), b.value()) {
+                    self.server_params.insert(k.to_owned(), v.to_owned());
+                }
+            }
+            Some(Message::NotificationResponse(_)) | Some(Message::CloseComplete) => {}
+            Some(m) => return Ok(Some(m)),
+            None => self.fill()?,
+        }
+        Ok(None)
+    }
+
     /// Whether a whole message is already buffered (reading it will not wait on the socket).
     pub(crate) fn has_message(&self) -> bool {
-        self.rbuf.len() >= 5
-            && self.rbuf.len()
-                > u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]])
-                    as usize
+        self.rbuf.len() >= 5 && self.rbuf.len() > self.front_len()
+    }
+
+    /// The length field of the message at the front of the buffer (at least 5 bytes there).
+    fn front_len(&self) -> usize {
+        u32::from_be_bytes([self.rbuf[1], self.rbuf[2], self.rbuf[3], self.rbuf[4]]) as usize
     }
 
     fn fill(&mut self) -> Result<()> {

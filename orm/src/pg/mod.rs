@@ -19,7 +19,8 @@
 //! | `shared` | [`SharedClient`]: one connection many fibers use at once, statements pipelined |
 //! | `cache` | the per-connection statement cache (LRU) both clients use |
 //! | `pool` | [`Pool`] of [`PooledClient`]s (exclusive) and [`SharedClient`]s, [`PoolOptions`] |
-//! | `row` | [`Row`] (`row.get::<i64>("id")`), [`Column`], [`Statement`], [`SimpleRow`] |
+//! | `row` | [`Column`], [`Statement`], [`RowIndex`], [`SimpleRow`] |
+//! | `rows` | [`Row`] (`row.get::<i64>("id")`), [`RowRef`] (a row read in place), [`RowSet`] (a result in one buffer) |
 //! | `error` | [`Error`] with a SQLSTATE on every variant, [`DbError`] |
 //! | `testing` | [`TestServer`]: a throwaway PostgreSQL for tests and benches (feature `test-server`, on by default) |
 //!
@@ -46,6 +47,7 @@ mod pool;
 mod prepare;
 mod query;
 mod row;
+mod rows;
 mod shared;
 mod simple_query;
 mod socket;
@@ -65,7 +67,8 @@ pub use pool::{
     Pool, PoolOptions, PooledClient, DEFAULT_ACQUIRE_TIMEOUT, DEFAULT_CHECK_AFTER_IDLE,
     DEFAULT_MAX_LIFETIME, DEFAULT_PIPELINED, DEFAULT_POOL_SIZE, DEFAULT_SHARED_FILL, MAX_POOL_SIZE,
 };
-pub use row::{Column, Row, RowIndex, SimpleRow, Statement};
+pub use row::{Column, RowIndex, SimpleRow, Statement};
+pub use rows::{Row, RowRef, RowSet};
 pub use shared::{SharedClient, MAX_IN_FLIGHT_BYTES};
 #[cfg(feature = "test-server")]
 pub use testing::TestServer;

@@ -11,7 +11,8 @@ use std::collections::HashMap;
 use super::client::Client;
 use super::codec::{encode_execute, encode_prepare, Params};
 use super::error::{Error, Result};
-use super::row::{Row, Statement};
+use super::row::Statement;
+use super::rows::{Row, RowSet};
 
 /// Statements queued on a [`Client`], sent together by [`Pipeline::run`].
 pub struct Pipeline<'c, 'p> {
@@ -127,7 +128,7 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
             Ok(s) => s.columns.clone(),
             Err(_) => return Err(Error::protocol("pipeline lost a statement")),
         };
-        let mut rows = Vec::new();
+        let mut rows = RowSet::new(columns.clone());
         let got = c.conn.read_execute(&columns, &mut |r| {
             rows.push(r);
             Ok(())
@@ -135,7 +136,7 @@ fn run(c: &mut Client, items: &[(&str, Params<'_>)]) -> Result<Vec<Result<Vec<Ro
         if c.is_broken() {
             return Err(got.err().unwrap_or(Error::Closed));
         }
-        results.push(got.map(|_| rows));
+        results.push(got.map(|_| rows.into_rows()));
     }
     Ok(results)
 }

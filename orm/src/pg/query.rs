@@ -1,7 +1,6 @@
 //! The extended query protocol: [`Client::query`] and friends on cached statements, and
-//! reading one Bind/Execute/Sync result (shared with the pipelined clients).
-
-use std::sync::Arc;
+//! reading one Bind/Execute/Sync result (shared with the pipelined clients), each row handed
+//! on as it arrives, read in place.
 
 use postgres_protocol::message::backend::Message;
 
@@ -9,15 +8,18 @@ use super::client::Client;
 use super::codec::{encode_execute, rows_affected, Params};
 use super::connection::Connection;
 use super::error::{Error, Result};
-use super::row::{Column, Row, Statement};
+use super::row::{Column, Statement};
+use super::rows::{Row, RowRef, RowSet};
 
 impl Client {
-    /// Runs a prepared statement, handing each row to `each`; returns the affected-row count.
+    /// Runs a prepared statement, handing each row to `each` as it arrives (borrowed from the
+    /// socket buffer: nothing is collected); returns the affected-row count. After an error
+    /// from `each` the rest of the result is read and dropped, and that error returned.
     pub fn query_each(
         &mut self,
         stmt: &Statement,
         params: Params<'_>,
-        each: &mut dyn FnMut(Row) -> Result<()>,
+        each: &mut dyn FnMut(RowRef<'_>) -> Result<()>,
     ) -> Result<u64> {
         let c = &mut self.conn;
         c.begin_op()?;
@@ -28,15 +30,20 @@ impl Client {
         out
     }
 
-    /// Runs `sql` (cached statement) and collects its rows.
-    pub fn query(&mut self, sql: &str, params: Params<'_>) -> Result<Vec<Row>> {
+    /// Runs `sql` (cached statement) and collects its rows in one buffer.
+    pub fn query_set(&mut self, sql: &str, params: Params<'_>) -> Result<RowSet> {
         let stmt = self.prepare_cached(sql)?;
-        let mut rows = Vec::new();
+        let mut rows = RowSet::new(stmt.columns.clone());
         self.query_each(&stmt, params, &mut |r| {
             rows.push(r);
             Ok(())
         })?;
         Ok(rows)
+    }
+
+    /// Runs `sql` (cached statement) and collects its rows.
+    pub fn query(&mut self, sql: &str, params: Params<'_>) -> Result<Vec<Row>> {
+        Ok(self.query_set(sql, params)?.into_rows())
     }
 
     /// Runs `sql` and returns its only row; an error when there are none or several.
@@ -64,26 +71,24 @@ impl Connection {
     /// Reads one Bind/Execute/Sync result: rows to `each`, the affected count returned.
     pub(crate) fn read_execute(
         &mut self,
-        columns: &Arc<[Column]>,
-        each: &mut dyn FnMut(Row) -> Result<()>,
+        columns: &[Column],
+        each: &mut dyn FnMut(RowRef<'_>) -> Result<()>,
     ) -> Result<u64> {
         let mut first: Option<Error> = None;
         let mut affected = 0;
         loop {
-            match self.recv()? {
-                Message::BindComplete | Message::EmptyQueryResponse => {}
-                Message::DataRow(b) => {
-                    if first.is_none() {
-                        match Row::new(columns.clone(), b) {
-                            Ok(row) => {
-                                if let Err(e) = each(row) {
-                                    first = Some(e);
-                                }
-                            }
-                            Err(e) => first = Some(e),
-                        }
+            let Some(m) = self.recv_unless_row()? else {
+                let skip = first.is_some();
+                match self.take_row(columns, |row| if skip { Ok(()) } else { each(row) }) {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) | Err(e) => {
+                        first.get_or_insert(e);
                     }
                 }
+                continue;
+            };
+            match m {
+                Message::BindComplete | Message::EmptyQueryResponse => {}
                 Message::CommandComplete(b) => affected = rows_affected(&b),
                 Message::PortalSuspended => {}
                 Message::ErrorResponse(b) => {

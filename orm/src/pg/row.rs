@@ -1,14 +1,9 @@
-//! [`Row`]: one result row in binary format, read by column index or name into any
-//! `postgres_types::FromSql` type; [`Column`] and [`Statement`] describe them.
+//! What describes a result: [`Column`], [`Statement`] and [`RowIndex`] (rows themselves are
+//! in `rows`); [`SimpleRow`], a row of the text protocol.
 
-use std::ops::Range;
 use std::sync::Arc;
 
-use fallible_iterator::FallibleIterator;
-use postgres_protocol::message::backend::DataRowBody;
-use postgres_types::{FromSql, Type};
-
-use super::error::{Error, Result};
+use postgres_types::Type;
 
 /// A result column: name and type.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,87 +75,6 @@ impl RowIndex for &str {
     }
     fn describe(&self) -> String {
         format!("{self:?}")
-    }
-}
-
-/// One row of a result.
-pub struct Row {
-    columns: Arc<[Column]>,
-    body: DataRowBody,
-    ranges: Vec<Option<Range<usize>>>,
-}
-
-impl std::fmt::Debug for Row {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Row")
-            .field("columns", &self.columns)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Row {
-    pub(crate) fn new(columns: Arc<[Column]>, body: DataRowBody) -> Result<Row> {
-        let ranges: Vec<_> = body.ranges().collect()?;
-        if ranges.len() != columns.len() {
-            return Err(Error::protocol(format!(
-                "row has {} values for {} columns",
-                ranges.len(),
-                columns.len()
-            )));
-        }
-        Ok(Row {
-            columns,
-            body,
-            ranges,
-        })
-    }
-
-    /// The columns.
-    pub fn columns(&self) -> &[Column] {
-        &self.columns
-    }
-
-    /// Number of columns.
-    pub fn len(&self) -> usize {
-        self.columns.len()
-    }
-
-    /// Whether the row has no columns.
-    pub fn is_empty(&self) -> bool {
-        self.columns.is_empty()
-    }
-
-    /// The raw binary value of column `i` (`None` for NULL).
-    pub fn raw(&self, i: usize) -> Option<&[u8]> {
-        self.ranges
-            .get(i)
-            .cloned()
-            .flatten()
-            .map(|r| &self.body.buffer()[r])
-    }
-
-    /// Column `idx` (position or name) converted to `T`.
-    ///
-    /// ```no_run
-    /// # fn f(row: &moria_orm::pg::Row) -> moria_orm::pg::Result<()> {
-    /// let id: i64 = row.get("id")?;
-    /// let name: Option<String> = row.get(1)?;
-    /// # Ok(()) }
-    /// ```
-    pub fn get<'a, T: FromSql<'a>>(&'a self, idx: impl RowIndex) -> Result<T> {
-        let i = idx
-            .index(&self.columns)
-            .ok_or_else(|| Error::Column(idx.describe()))?;
-        let ty = &self.columns[i].type_;
-        if !T::accepts(ty) {
-            return Err(Error::Conversion(format!(
-                "column {} of type {ty} cannot be read as {}",
-                idx.describe(),
-                std::any::type_name::<T>()
-            )));
-        }
-        T::from_sql_nullable(ty, self.raw(i))
-            .map_err(|e| Error::Conversion(format!("column {}: {e}", idx.describe())))
     }
 }
 
