@@ -4,7 +4,7 @@
 //!
 //! | where | what |
 //! |---|---|
-//! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`, split into [`TlsReader`]/[`TlsWriter`] for full duplex; [`Identity`] (PEM, x509 or self-signed); mutual TLS (`client_auth(&Pki)`, `identity`, `peer_certificate`) |
+//! | [`tls`] | [`TlsAcceptor`], [`TlsConnector`], [`TlsStream`] over any `Read + Write`, split into [`TlsReader`]/[`TlsWriter`] for full duplex; [`Identity`] (PEM, x509 or self-signed); mutual TLS (`client_auth(&Pki)`, `identity`, `peer_certificate`); [`TicketKeys`]: session ticket keys shared by every worker and listener, rotated |
 //! | `hash` | [`Hasher`], [`hash()`]: `md5`, `sha1`, `sha256`, `sha384`, `sha512`, `sha3-256`, `sha3-512` |
 //! | `hmac` | [`Hmac`], [`hmac()`]: `hmac-<hash>` |
 //! | `aead` | [`Aead`]: `aes-128-gcm`, `aes-256-gcm`, `chacha20-poly1305` |
@@ -105,5 +105,6 @@ pub use hmac::{hmac, Hmac};
 pub use kdf::{hkdf, pbkdf2};
 pub use random::{random_bytes, random_vec, RandomReader};
 pub use tls::{
-    Identity, SocketTimeouts, TlsAcceptor, TlsConnector, TlsReader, TlsStream, TlsWriter,
+    Identity, SocketTimeouts, TicketKeys, TlsAcceptor, TlsConnector, TlsReader, TlsStream,
+    TlsWriter,
 };

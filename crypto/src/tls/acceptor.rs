@@ -15,6 +15,7 @@ use openssl::ssl::{
 use super::handoff;
 use super::identity::Identity;
 use super::stream::TlsStream;
+use super::ticket_keys::TicketKeys;
 use super::timeouts::SocketTimeouts;
 use super::{alpn_wire, DEFAULT_HANDSHAKE_TIMEOUT};
 use crate::error::Result;
@@ -29,6 +30,7 @@ pub struct TlsAcceptor {
     ctx: SslContext,
     identity: Arc<Identity>,
     handshake_timeout: Option<Duration>,
+    ticket_keys: TicketKeys,
 }
 
 impl TlsAcceptor {
@@ -40,6 +42,7 @@ impl TlsAcceptor {
             alpn: Vec::new(),
             handshake_timeout: Some(DEFAULT_HANDSHAKE_TIMEOUT),
             client_auth: None,
+            ticket_keys: None,
         }
     }
 
@@ -57,6 +60,12 @@ impl TlsAcceptor {
     /// The default identity's certificate chain as PEM (for clients to trust a self-signed one).
     pub fn certificate_pem(&self) -> Result<Vec<u8>> {
         self.identity.certificate_pem()
+    }
+
+    /// The keys sealing this acceptor's session tickets (give a clone to another acceptor's
+    /// [`TlsAcceptorBuilder::ticket_keys`] so that tickets resume on both).
+    pub fn ticket_keys(&self) -> &TicketKeys {
+        &self.ticket_keys
     }
 
     /// Runs the server handshake on `stream`; fails with `ErrorKind::TimedOut` past the
@@ -89,6 +98,7 @@ pub struct TlsAcceptorBuilder {
     alpn: Vec<String>,
     handshake_timeout: Option<Duration>,
     client_auth: Option<Pki>,
+    ticket_keys: Option<TicketKeys>,
 }
 
 impl TlsAcceptorBuilder {
@@ -122,29 +132,46 @@ impl TlsAcceptorBuilder {
         self
     }
 
+    /// Seals session tickets with `keys` (a clone of another acceptor's set makes their
+    /// tickets resume on each other). Default: a fresh [`TicketKeys::new`] for this acceptor,
+    /// shared by all its contexts (SNI too), so by every worker and listener that uses it.
+    pub fn ticket_keys(mut self, keys: TicketKeys) -> Self {
+        self.ticket_keys = Some(keys);
+        self
+    }
+
     /// Builds the acceptor: TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites.
     pub fn build(self) -> Result<TlsAcceptor> {
         let alpn = alpn_wire(&self.alpn)?;
         let mut by_host = HashMap::new();
         let client_auth = self.client_auth.as_ref();
+        let keys = match self.ticket_keys {
+            Some(keys) => keys,
+            None => TicketKeys::new()?,
+        };
         for (host, identity) in &self.sni {
-            by_host.insert(host.clone(), context(identity, &alpn, client_auth, None)?);
+            let ctx = context(identity, &alpn, client_auth, &keys, None)?;
+            by_host.insert(host.clone(), ctx);
         }
-        let ctx = context(&self.identity, &alpn, client_auth, Some(Arc::new(by_host)))?;
+        let by_host = Some(Arc::new(by_host));
+        let ctx = context(&self.identity, &alpn, client_auth, &keys, by_host)?;
         Ok(TlsAcceptor {
             ctx,
             identity: Arc::new(self.identity),
             handshake_timeout: self.handshake_timeout,
+            ticket_keys: keys,
         })
     }
 }
 
 /// One server context for `identity`, requiring client certificates verified by
-/// `client_auth` if given; `sni` switches to another context by server name.
+/// `client_auth` if given, sealing session tickets with `keys`; `sni` switches to another
+/// context by server name.
 fn context(
     identity: &Identity,
     alpn: &[u8],
     client_auth: Option<&Pki>,
+    keys: &TicketKeys,
     sni: Option<Arc<HashMap<String, SslContext>>>,
 ) -> Result<SslContext> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
@@ -158,6 +185,7 @@ fn context(
     builder.check_private_key()?;
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
     handoff::prepare(&mut builder);
+    keys.install(&mut builder)?;
     if let Some(pki) = client_auth {
         builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);
         builder.set_verify_cert_store(pki.tls_client_store()?)?;

@@ -40,6 +40,7 @@ mod session;
 mod split;
 mod stop;
 mod stream;
+mod ticket_keys;
 mod timeouts;
 
 pub use acceptor::{TlsAcceptor, TlsAcceptorBuilder};
@@ -47,6 +48,9 @@ pub use connector::{TlsConnector, TlsConnectorBuilder, MAX_CACHED_SESSIONS};
 pub use identity::{Identity, SELF_SIGNED_DAYS};
 pub use split::{TlsReader, TlsWriter};
 pub use stream::{TlsStream, MAX_WRITE_CHUNK};
+pub use ticket_keys::{
+    TicketKeys, DEFAULT_TICKET_KEYS_KEPT, DEFAULT_TICKET_ROTATION, MAX_TICKET_KEYS_KEPT,
+};
 pub use timeouts::SocketTimeouts;
 
 pub(crate) use record::wipe;

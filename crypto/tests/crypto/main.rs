@@ -16,6 +16,7 @@ mod tls_mutual;
 mod tls_openssl_cli;
 mod tls_read_within;
 mod tls_split;
+mod tls_tickets;
 mod vectors_cipher;
 mod vectors_hash;
 mod vectors_jwt;

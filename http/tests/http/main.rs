@@ -52,6 +52,7 @@ mod static_traversal;
 mod static_uploads;
 mod stream_ranges;
 mod tls_https;
+mod tls_tickets;
 mod trace_request_spans;
 mod ws_autobahn;
 mod ws_handshake;
