@@ -12,7 +12,7 @@ use super::{ConnCtx, Exchange};
 use crate::access_log;
 use crate::compress;
 use crate::counters::Counters;
-use crate::h1::{encode_head, Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
+use crate::h1::{Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
 use crate::method::Version;
 use crate::metrics::RouteStat;
 use crate::response::{BodyKind, StreamFn};
@@ -63,9 +63,10 @@ impl ConnCtx<'_> {
             (true, Version::Http11) => ConnHeader::None,
         };
         let date = conn.date.get(conn.now);
-        encode_head(
+        conn.encoder.encode(
             &mut conn.wbuf,
             &res.head,
+            conn.now,
             date,
             self.cfg.server_line.as_deref(),
             length,
