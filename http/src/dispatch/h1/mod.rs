@@ -169,8 +169,7 @@ impl Dispatch for ConnCtx<'_> {
         let log_route = || String::from_utf8_lossy(&raw[head.route()]).into_owned();
         self.dispatcher
             .call(&raw[head.route()], fresh, &mut req, &mut app.res, log_route);
-        let (input, outcome) = req.body.finish(limits.max_drain);
-        let (pos, end) = input.position();
+        let ((pos, end), outcome) = req.body.finish(limits.max_drain);
         conn.start = head_end + pos;
         conn.filled = head_end + end;
 

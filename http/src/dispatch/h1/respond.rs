@@ -73,7 +73,6 @@ impl ConnCtx<'_> {
             conn_header,
         );
         let status = res.head.status;
-        let body = std::mem::replace(&mut res.body, BodyKind::Empty);
         if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
             let bytes = match length {
                 Length::Known(n) if !is_head => Some(n),
@@ -81,6 +80,16 @@ impl ConnCtx<'_> {
             };
             self.log_access(conn, a, b, status, bytes);
         }
+        let res = &mut conn.app.res;
+        if let Some(b) = res.memory_body().filter(|b| b.len() <= INLINE_BODY_MAX) {
+            // The usual small answer: batched where it lies (the reset before the next
+            // request drops it), without moving the body out.
+            if !is_head && length != Length::Bodyless {
+                conn.wbuf.extend_from_slice(b);
+            }
+            return after_write(conn, io, keep);
+        }
+        let body = std::mem::replace(&mut res.body, BodyKind::Empty);
         if is_head || length == Length::Bodyless {
             return after_write(conn, io, keep);
         }
