@@ -121,10 +121,12 @@ impl<'a> RequestBody<'a> {
         }
     }
 
-    /// Ends the body: drains up to `max_drain` unread bytes and hands back the input.
-    pub(crate) fn finish(mut self, max_drain: u64) -> (Input<'a>, BodyOutcome) {
+    /// Ends the body: drains up to `max_drain` unread bytes and says where the input's
+    /// unconsumed bytes lie (`(pos, filled)` in its buffer). In place: moving the body out
+    /// copied the whole decoder for every request.
+    pub(crate) fn finish(&mut self, max_drain: u64) -> ((usize, usize), BodyOutcome) {
         let outcome = self.drain(max_drain);
-        (self.decoder.into_inner(), outcome)
+        (self.decoder.get_mut().position(), outcome)
     }
 
     fn drain(&mut self, max_drain: u64) -> BodyOutcome {

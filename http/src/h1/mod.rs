@@ -25,9 +25,7 @@ pub(crate) use decode::HeadBounds;
 pub(crate) use decode::{take_head, HeadScan};
 pub(crate) use decode::{BodyDecoder, BodyFault, BodyFraming, Head, ResponseHead};
 pub use decode::{Failure, Framing, Violation};
-pub(crate) use encode::{
-    encode_head, encode_request, has, is_framing_field, ConnHeader, HeadToSend, Length,
-};
+pub(crate) use encode::{encode_request, has, is_framing_field, ConnHeader, HeadToSend, Length};
 pub(crate) use role::client::{read_response_head, HeadError};
 pub(crate) use role::server::{
     serve, Conn, ConnMemory, ConnPool, Dispatch, Ending, Input, Next, Scratch, INIT_READ_BUF,

@@ -58,6 +58,9 @@ pub(crate) struct Exchange {
     scratch: Vec<u8>,
     /// When the request's head was parsed, if metrics or the access log want its duration.
     started: Option<Instant>,
+    /// When the last answer was recorded: the next request of the same batch starts then
+    /// (its head is parsed right after), which spares a clock read per pipelined request.
+    recorded: Option<Instant>,
 }
 
 impl Scratch for Exchange {
@@ -71,6 +74,7 @@ impl Scratch for Exchange {
         self.params.clear();
         self.ext.clear();
         self.path_buf.clear();
+        self.recorded = None;
     }
 }
 
@@ -129,14 +133,19 @@ impl Dispatch for ConnCtx<'_> {
 
         let fresh = conn.wbuf.is_empty();
         let app = &mut conn.app;
-        app.started = (self.cfg.metrics || access_log::enabled()).then(Instant::now);
+        let recorded = app.recorded.take();
+        app.started = (self.cfg.metrics || access_log::enabled()).then(|| match recorded {
+            // An answer of this batch is still unsent: no read came between.
+            Some(t) if !fresh => t,
+            _ => Instant::now(),
+        });
         app.res.reset();
         let (head_part, rest) = conn.rbuf.split_at_mut(head_end);
         let raw = &head_part[head_start..];
         let raw_path = conn.head.path.get(raw);
         let path: &str = if decoded {
             &app.path_buf
-        } else if raw_path.is_empty() {
+        } else if raw_path.is_empty() || raw_path == b"/" {
             "/"
         } else {
             std::str::from_utf8(raw_path).unwrap_or("/")
@@ -160,8 +169,7 @@ impl Dispatch for ConnCtx<'_> {
         let log_route = || String::from_utf8_lossy(&raw[head.route()]).into_owned();
         self.dispatcher
             .call(&raw[head.route()], fresh, &mut req, &mut app.res, log_route);
-        let (input, outcome) = req.body.finish(limits.max_drain);
-        let (pos, end) = input.position();
+        let ((pos, end), outcome) = req.body.finish(limits.max_drain);
         conn.start = head_end + pos;
         conn.filled = head_end + end;
 
@@ -238,7 +246,11 @@ impl ConnCtx<'_> {
         self.dispatcher
             .counters
             .request(method, app.res.status_code());
-        let took = app.started.map_or(Duration::ZERO, |t| t.elapsed());
+        let now = Instant::now();
+        let took = app
+            .started
+            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
+        app.recorded = Some(now);
         match app.params.route.take() {
             Some(route) => route.observe(took),
             None => unrouted(method).observe(took),

@@ -12,7 +12,7 @@ use super::{ConnCtx, Exchange};
 use crate::access_log;
 use crate::compress;
 use crate::counters::Counters;
-use crate::h1::{encode_head, Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
+use crate::h1::{Conn, ConnHeader, Head, Length, WRITE_FLUSH_AT};
 use crate::method::Version;
 use crate::metrics::RouteStat;
 use crate::response::{BodyKind, StreamFn};
@@ -63,16 +63,16 @@ impl ConnCtx<'_> {
             (true, Version::Http11) => ConnHeader::None,
         };
         let date = conn.date.get(conn.now);
-        encode_head(
+        conn.encoder.encode(
             &mut conn.wbuf,
             &res.head,
+            conn.now,
             date,
             self.cfg.server_line.as_deref(),
             length,
             conn_header,
         );
         let status = res.head.status;
-        let body = std::mem::replace(&mut res.body, BodyKind::Empty);
         if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
             let bytes = match length {
                 Length::Known(n) if !is_head => Some(n),
@@ -80,6 +80,16 @@ impl ConnCtx<'_> {
             };
             self.log_access(conn, a, b, status, bytes);
         }
+        let res = &mut conn.app.res;
+        if let Some(b) = res.memory_body().filter(|b| b.len() <= INLINE_BODY_MAX) {
+            // The usual small answer: batched where it lies (the reset before the next
+            // request drops it), without moving the body out.
+            if !is_head && length != Length::Bodyless {
+                conn.wbuf.extend_from_slice(b);
+            }
+            return after_write(conn, io, keep);
+        }
+        let body = std::mem::replace(&mut res.body, BodyKind::Empty);
         if is_head || length == Length::Bodyless {
             return after_write(conn, io, keep);
         }

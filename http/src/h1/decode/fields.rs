@@ -84,6 +84,55 @@ pub(crate) fn skip(buf: &[u8], i: usize, table: &[bool; 256]) -> usize {
         .unwrap_or(rest.len())
 }
 
+/// Ones in the high bit of every byte.
+const HIGH: u64 = 0x8080_8080_8080_8080;
+/// Every byte `b`.
+const fn bytes(b: u8) -> u64 {
+    u64::from_ne_bytes([b; 8])
+}
+
+/// High bits flagging the bytes of `w` (little-endian order) outside `lo..=0x7e`; the lowest
+/// flagged byte is exactly the first such byte (a borrow can flag a byte only above a flagged
+/// one). `lo` is at most 0x80.
+#[inline(always)]
+fn outside_visible(w: u64, lo: u8) -> u64 {
+    let below = w.wrapping_sub(bytes(lo)) & !w & HIGH;
+    let x = w ^ bytes(0x7f);
+    let del = x.wrapping_sub(bytes(1)) & !x & HIGH;
+    below | del | (w & HIGH)
+}
+
+/// The eight bytes at `i`, little-endian, if `buf` holds them.
+#[inline(always)]
+fn word_at(buf: &[u8], i: usize) -> Option<u64> {
+    let chunk: [u8; 8] = buf.get(i..i.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(chunk))
+}
+
+/// The first index at or after `i` whose byte is not a field-value byte (`buf.len()` if
+/// none): eight bytes at a time while they are SP or VCHAR (the bytes of nearly every value),
+/// byte by byte through [`FIELD_VALUE`] from the first other one (HTAB, obs-text, or the end).
+#[inline(always)]
+fn skip_field_value(buf: &[u8], mut i: usize) -> usize {
+    while let Some(w) = word_at(buf, i) {
+        let m = outside_visible(w, b' ');
+        if m != 0 {
+            return skip(buf, i + (m.trailing_zeros() / 8) as usize, &FIELD_VALUE);
+        }
+        i += 8;
+    }
+    skip(buf, i, &FIELD_VALUE)
+}
+
+/// Whether the field name `name` is `lower` in any case. `name` must be a token (as
+/// [`parse_field`] returns it) and `lower` lowercase letters and `-`: among token bytes only
+/// a letter's two cases set to `l` by OR-ing 0x20 (`-` stays `-`; only CR would also become
+/// it), so one OR per byte replaces the case folding.
+#[inline(always)]
+pub(crate) fn name_is(name: &[u8], lower: &[u8]) -> bool {
+    name.len() == lower.len() && name.iter().zip(lower).all(|(&b, &l)| b | 0x20 == l)
+}
+
 /// If a line ends at `i` (LF, or CR LF), the index after the line ending.
 #[inline]
 pub(crate) fn line_end(buf: &[u8], i: usize) -> Option<usize> {
@@ -104,8 +153,10 @@ pub(crate) fn unexpected(buf: &[u8], i: usize, early_end: Failure, other: Failur
 }
 
 /// `field-name ":" OWS field-value OWS` (RFC 9112 §5) at `pos`, validated in one pass;
-/// returns the name, the trimmed value and where the next line starts.
-#[inline]
+/// returns the name, the trimmed value and where the next line starts. Inlined into the head
+/// loops: a call returned its three results through memory, a third of its cost for a short
+/// line.
+#[inline(always)]
 pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize), Failure> {
     // §5.2: obsolete line folding (a line starting with whitespace) is rejected.
     if matches!(at(buf, pos), b' ' | b'\t') {
@@ -140,7 +191,7 @@ pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize),
     }
     let v0 = i;
     // §2.2 and §5.5: no bare CR, no other control characters.
-    i = skip(buf, v0, &FIELD_VALUE);
+    i = skip_field_value(buf, v0);
     let Some(next) = line_end(buf, i) else {
         return Err(unexpected(
             buf,
@@ -154,4 +205,88 @@ pub(crate) fn parse_field(buf: &[u8], pos: usize) -> Result<(Span, Span, usize),
         v_end -= 1;
     }
     Ok((Span::new(pos, name_end), Span::new(v0, v_end), next))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn name_is_folds_case_like_the_standard_comparison_for_tokens() {
+        let names: [&[u8]; 5] = [
+            b"host",
+            b"expect",
+            b"connection",
+            b"content-length",
+            b"transfer-encoding",
+        ];
+        for lower in names {
+            for at in 0..lower.len() {
+                for b in 0..=255u8 {
+                    if !TCHAR[usize::from(b)] {
+                        continue;
+                    }
+                    let mut name = lower.to_vec();
+                    name[at] = b;
+                    assert_eq!(
+                        name_is(&name, lower),
+                        name.eq_ignore_ascii_case(lower),
+                        "{name:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn value_scan_stops_where_the_table_does() {
+        let mut cases: Vec<Vec<u8>> = Vec::new();
+        for b in 0..=255u8 {
+            for at in 0..12 {
+                let mut v = b"abcdefghijklmnopq".to_vec();
+                v[at] = b;
+                cases.push(v.clone());
+                v.truncate(at + 1);
+                cases.push(v);
+            }
+        }
+        for v in &cases {
+            for from in 0..v.len() {
+                assert_eq!(
+                    skip_field_value(v, from),
+                    skip(v, from, &FIELD_VALUE),
+                    "{v:?} from {from}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn word_masks_flag_the_first_byte_exactly() {
+        for b in 0..=255u8 {
+            for at in 0..8 {
+                let mut w = [b'x'; 8];
+                w[at] = b;
+                // A byte after it that borrows must not hide it.
+                if at < 7 {
+                    w[at + 1] = 0;
+                }
+                let w = u64::from_le_bytes(w);
+                let first = |m: u64| (m != 0).then(|| m.trailing_zeros() / 8);
+                let outside = !(0x20..=0x7e).contains(&b);
+                let expect = if outside {
+                    Some(at as u32)
+                } else if at < 7 {
+                    Some(at as u32 + 1)
+                } else {
+                    None
+                };
+                assert_eq!(
+                    first(outside_visible(w, b' ')),
+                    expect,
+                    "byte {b:#x} at {at}"
+                );
+            }
+        }
+    }
 }

@@ -4,7 +4,7 @@
 //! (`request.rs`), a response's 1 and 8 (`response.rs`).
 
 use super::failure::Failure;
-use super::fields::{list, parse_content_length};
+use super::fields::{list, name_is, parse_content_length};
 use crate::method::Version;
 
 /// How a request body is delimited: the request side of `BodyFraming` (a request never runs
@@ -97,20 +97,21 @@ pub(crate) struct FramingFields {
 }
 
 impl FramingFields {
-    /// Records the field `name: value` when it is one of the three; ignores any other.
+    /// Records the field `name: value` when it is one of the three; ignores any other. `name`
+    /// is a token (as the field grammar returns it).
     #[inline]
     pub(crate) fn note(&mut self, name: &[u8], value: &[u8]) -> Result<(), Failure> {
         match name.len() {
-            10 if name.eq_ignore_ascii_case(b"connection") => {
+            10 if name_is(name, b"connection") => {
                 for t in list(value) {
                     self.close |= t.eq_ignore_ascii_case(b"close");
                     self.keep_alive |= t.eq_ignore_ascii_case(b"keep-alive");
                 }
             }
-            14 if name.eq_ignore_ascii_case(b"content-length") => {
+            14 if name_is(name, b"content-length") => {
                 self.content_length = Some(parse_content_length(value, self.content_length)?);
             }
-            17 if name.eq_ignore_ascii_case(b"transfer-encoding") => self.te.add(value),
+            17 if name_is(name, b"transfer-encoding") => self.te.add(value),
             _ => {}
         }
         Ok(())

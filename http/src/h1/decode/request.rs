@@ -10,7 +10,7 @@ use memchr::memchr;
 use moria_streams::http_grammar::{alnum_plus, TCHAR};
 
 use super::failure::Failure;
-use super::fields::{at, line_end, parse_field, skip, unexpected, Span};
+use super::fields::{at, line_end, name_is, parse_field, skip, unexpected, Span};
 use super::framing::{Declared, Framing, FramingFields};
 use super::scan::{HeadBounds, HeadScan};
 use crate::limits::Limits;
@@ -146,7 +146,7 @@ pub(crate) fn parse_head(
         let n = name.get(buf);
         let v = value.get(buf);
         match n.len() {
-            4 if n.eq_ignore_ascii_case(b"host") => {
+            4 if name_is(n, b"host") => {
                 // RFC 9112 §3.2: exactly one Host, with a valid value.
                 hosts += 1;
                 if hosts > 1 {
@@ -157,7 +157,7 @@ pub(crate) fn parse_head(
                 }
             }
             // RFC 9110 §10.1.1: only 100-continue is defined; HTTP/1.0 ignores Expect.
-            6 if n.eq_ignore_ascii_case(b"expect") && head.version == Version::Http11 => {
+            6 if name_is(n, b"expect") && head.version == Version::Http11 => {
                 if v.eq_ignore_ascii_case(b"100-continue") {
                     head.expect_continue = true;
                 } else {

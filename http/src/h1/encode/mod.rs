@@ -7,7 +7,7 @@ mod request;
 mod response;
 
 pub(crate) use request::encode_request;
-pub(crate) use response::{encode_head, has, ConnHeader, HeadToSend};
+pub(crate) use response::{has, ConnHeader, HeadEncoder, HeadToSend};
 
 /// How a message body is delimited on the wire, as the head declares it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -66,54 +66,121 @@ pub(crate) enum ConnHeader {
     Close,
 }
 
-/// Room reserved up front for the status line and the server's own header lines.
-const HEAD_RESERVE: usize = 160;
+/// Room reserved up front for the framing and connection lines and the final CR LF.
+const TAIL_RESERVE: usize = 64;
 
-/// Appends the status line and header section of `res` to `out`. The date is an array, not a
-/// slice: its length known here, its copy is two stores, not a `memcpy` call.
-pub(crate) fn encode_head(
-    out: &mut Vec<u8>,
-    res: &HeadToSend,
-    date: &[u8; http_date::LEN],
-    server_line: Option<&[u8]>,
-    length: Length,
-    conn: ConnHeader,
-) {
-    out.reserve(HEAD_RESERVE + res.fields.len());
-    match (res.status, res.reason) {
-        (200, None) => out.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
-        (code, reason) => {
-            // `Response::status` keeps codes within 100..=999: always three digits.
-            let digits = [
-                b'0' + (code / 100 % 10) as u8,
-                b'0' + (code / 10 % 10) as u8,
-                b'0' + (code % 10) as u8,
-            ];
-            out.extend_from_slice(b"HTTP/1.1 ");
-            out.extend_from_slice(&digits);
-            out.push(b' ');
-            out.extend_from_slice(reason.unwrap_or_else(|| status::reason(code)).as_bytes());
-            out.extend_from_slice(b"\r\n");
+/// What a rendered prefix depends on: the status line, the server's own line, whether the
+/// handler set `Date` or `Server` itself, and the second the date says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PrefixKey {
+    status: u16,
+    /// The reason's address and length (compared as a pointer: a miss renders again).
+    reason: Option<(usize, usize)>,
+    /// The server line's address and length (the server's one line, never its bytes).
+    server: Option<(usize, usize)>,
+    has: u8,
+    secs: u64,
+}
+
+/// A response head's common lines, rendered once and copied for every response that shares
+/// them: the status line, `Server`, `Date` (re-rendered when the second changes) and the
+/// framing line (when the length changes). A pipelined batch of like answers costs one copy
+/// per head; anything else renders the block again, so it is never wrong, only slower.
+#[derive(Debug, Default)]
+pub(crate) struct HeadEncoder {
+    /// The prefix's key; `None` until the first head.
+    prefix: Option<PrefixKey>,
+    /// The framing the line after the prefix declares.
+    length: Option<Length>,
+    /// The prefix's bytes, then the framing line's.
+    block: Vec<u8>,
+    /// Where the framing line starts in `block`.
+    prefix_len: usize,
+}
+
+impl HeadEncoder {
+    /// Appends the status line and header section of `res` to `out`; `date` is the IMF-fixdate
+    /// of `secs`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn encode(
+        &mut self,
+        out: &mut Vec<u8>,
+        res: &HeadToSend,
+        secs: u64,
+        date: &[u8; http_date::LEN],
+        server_line: Option<&[u8]>,
+        length: Length,
+        conn: ConnHeader,
+    ) {
+        let key = PrefixKey {
+            status: res.status,
+            reason: res.reason.map(|r| (r.as_ptr() as usize, r.len())),
+            server: server_line.map(|l| (l.as_ptr() as usize, l.len())),
+            has: res.has & (has::DATE | has::SERVER),
+            secs,
+        };
+        if self.prefix != Some(key) {
+            self.render_prefix(key, res, date, server_line);
         }
-    }
-    if let Some(line) = server_line {
-        if res.has & has::SERVER == 0 {
-            out.extend_from_slice(line);
+        if self.length != Some(length) {
+            self.block.truncate(self.prefix_len);
+            length.encode(&mut self.block);
+            self.length = Some(length);
         }
-    }
-    if res.has & has::DATE == 0 {
-        out.extend_from_slice(b"Date: ");
-        out.extend_from_slice(date);
+        out.reserve(self.block.len() + res.fields.len() + TAIL_RESERVE);
+        out.extend_from_slice(&self.block);
+        match conn {
+            ConnHeader::None => {}
+            ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
+            ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
+        }
+        if !res.fields.is_empty() {
+            out.extend_from_slice(&res.fields);
+        }
         out.extend_from_slice(b"\r\n");
     }
-    length.encode(out);
-    match conn {
-        ConnHeader::None => {}
-        ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
-        ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
+
+    /// Renders the status line, the server's line and the date for `key` (the framing line
+    /// after them is rendered again too).
+    fn render_prefix(
+        &mut self,
+        key: PrefixKey,
+        res: &HeadToSend,
+        date: &[u8; http_date::LEN],
+        server_line: Option<&[u8]>,
+    ) {
+        let b = &mut self.block;
+        b.clear();
+        match (res.status, res.reason) {
+            (200, None) => b.extend_from_slice(b"HTTP/1.1 200 OK\r\n"),
+            (code, reason) => {
+                // `Response::status` keeps codes within 100..=999: always three digits.
+                let digits = [
+                    b'0' + (code / 100 % 10) as u8,
+                    b'0' + (code / 10 % 10) as u8,
+                    b'0' + (code % 10) as u8,
+                ];
+                b.extend_from_slice(b"HTTP/1.1 ");
+                b.extend_from_slice(&digits);
+                b.push(b' ');
+                b.extend_from_slice(reason.unwrap_or_else(|| status::reason(code)).as_bytes());
+                b.extend_from_slice(b"\r\n");
+            }
+        }
+        if let Some(line) = server_line {
+            if key.has & has::SERVER == 0 {
+                b.extend_from_slice(line);
+            }
+        }
+        if key.has & has::DATE == 0 {
+            b.extend_from_slice(b"Date: ");
+            b.extend_from_slice(date);
+            b.extend_from_slice(b"\r\n");
+        }
+        self.prefix_len = b.len();
+        self.prefix = Some(key);
+        self.length = None;
     }
-    out.extend_from_slice(&res.fields);
-    out.extend_from_slice(b"\r\n");
 }
 
 #[cfg(test)]
@@ -121,6 +188,18 @@ mod tests {
     use super::*;
 
     const DATE: &[u8; 29] = b"Sun, 06 Nov 1994 08:49:37 GMT";
+
+    /// Encodes with a fresh encoder for the date's second.
+    fn encode_head(
+        out: &mut Vec<u8>,
+        res: &HeadToSend,
+        date: &[u8; 29],
+        server_line: Option<&[u8]>,
+        length: Length,
+        conn: ConnHeader,
+    ) {
+        HeadEncoder::default().encode(out, res, 784111777, date, server_line, length, conn);
+    }
 
     fn head(status: u16, reason: Option<&'static str>, fields: &[u8]) -> HeadToSend {
         HeadToSend {
@@ -181,5 +260,74 @@ mod tests {
         assert_eq!(s.matches("Date:").count(), 1, "{s}");
         assert_eq!(s.matches("Server:").count(), 1, "{s}");
         assert!(!s.contains("Content-Length"), "{s}");
+    }
+
+    #[test]
+    fn a_reused_encoder_writes_what_a_fresh_one_writes() {
+        let later: &[u8; 29] = b"Sun, 06 Nov 1994 08:49:38 GMT";
+        let server: &[u8] = b"Server: M\r\n";
+        let cases = [
+            (
+                head(200, Some("Ok"), b""),
+                784111777,
+                DATE,
+                Some(server),
+                Length::Known(13),
+            ),
+            (
+                head(200, Some("Ok"), b""),
+                784111777,
+                DATE,
+                Some(server),
+                Length::Known(13),
+            ),
+            (
+                head(200, Some("Ok"), b""),
+                784111777,
+                DATE,
+                Some(server),
+                Length::Known(7),
+            ),
+            (
+                head(200, Some("Ok"), b"X: y\r\n"),
+                784111778,
+                later,
+                Some(server),
+                Length::Known(7),
+            ),
+            (
+                head(404, None, b""),
+                784111778,
+                later,
+                None,
+                Length::Chunked,
+            ),
+            (
+                HeadToSend {
+                    has: has::DATE,
+                    ..head(200, None, b"Date: x\r\n")
+                },
+                784111778,
+                later,
+                None,
+                Length::Chunked,
+            ),
+            (
+                head(200, None, b""),
+                784111778,
+                later,
+                None,
+                Length::Bodyless,
+            ),
+        ];
+        let mut reused = HeadEncoder::default();
+        for (i, (res, secs, date, server, length)) in cases.iter().enumerate() {
+            for conn in [ConnHeader::None, ConnHeader::Close] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                reused.encode(&mut a, res, *secs, date, *server, *length, conn);
+                HeadEncoder::default().encode(&mut b, res, *secs, date, *server, *length, conn);
+                assert_eq!(a, b, "case {i}");
+            }
+        }
     }
 }

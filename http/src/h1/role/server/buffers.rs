@@ -11,6 +11,7 @@ use std::sync::atomic::{fence, Ordering};
 
 use super::date::DateCache;
 use crate::h1::decode::{Head, HeadScan};
+use crate::h1::encode::HeadEncoder;
 use crate::tracker::ConnState;
 use crate::transport::Transport;
 
@@ -43,6 +44,8 @@ pub(crate) struct Conn<S> {
     pub(crate) head: Head,
     pub(crate) scan: HeadScan,
     pub(crate) date: DateCache,
+    /// The response heads' pre-rendered common lines.
+    pub(crate) encoder: HeadEncoder,
     pub(crate) read_timeout: Option<Duration>,
     /// Requests answered on the connection being served (its `ConnMemory` keeps it between
     /// runs).
@@ -64,6 +67,7 @@ impl<S: Scratch> Conn<S> {
             head: Head::default(),
             scan: HeadScan::default(),
             date: DateCache::default(),
+            encoder: HeadEncoder::default(),
             read_timeout: None,
             answered: 0,
             head_deadline: None,
