@@ -1,6 +1,7 @@
 //! Response head encoding into the connection's write buffer: the server role's head, from a
 //! [`HeadToSend`] whose field lines were validated as they were set (with
-//! `moria_streams::http_grammar::{is_token, is_field_value}`).
+//! `moria_streams::http_grammar::{is_token, is_field_value}`), through a [`HeadEncoder`] that
+//! keeps the common lines pre-rendered.
 
 use super::Length;
 use crate::http_date;
