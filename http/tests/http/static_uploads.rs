@@ -223,8 +223,9 @@ fn a_client_that_stops_mid_part_leaves_nothing_behind() {
             s.write_all(&data).unwrap();
             s.write_all(b"\r\n").unwrap();
         }
-        s.shutdown(Shutdown::Write).unwrap();
-        // The server answers (or just closes): either way the upload is over.
+        // The server answers (or just closes, on a loaded machine perhaps already): either way
+        // the upload is over.
+        let _ = s.shutdown(Shutdown::Write);
         let _ = read_response(&mut s, false);
         drop(s);
         crate::common::wait_until("the cut upload to be cleaned up", || {
