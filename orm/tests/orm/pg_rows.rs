@@ -8,7 +8,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use moria_orm::pg::{Client, Error, SharedClient, MAX_IN_FLIGHT_BYTES};
+use moria_orm::pg::{Client, Error, RowRef, SharedClient, MAX_IN_FLIGHT_BYTES};
 use moria_orm::{JsonFormat, Query};
 use moria_runtime::spawn;
 
@@ -25,7 +25,7 @@ const SERIES: &str =
 const ROWS: i64 = 50_000;
 
 /// Checks row `n` of [`SERIES`].
-fn check(row: moria_orm::pg::RowRef<'_>, n: i64) -> Result<(), Error> {
+fn check(row: RowRef<'_>, n: i64) -> Result<(), Error> {
     assert_eq!(row.get::<i64>(0)?, n);
     assert_eq!(row.get::<&str>(1)?, n.to_string());
     let half: Option<f64> = row.get(2)?;
@@ -33,27 +33,30 @@ fn check(row: moria_orm::pg::RowRef<'_>, n: i64) -> Result<(), Error> {
     Ok(())
 }
 
+/// Runs `query` with a handler that checks each row of [`SERIES`] in order, then that there
+/// were `count` of them.
+fn expect_series(count: i64, query: impl FnOnce(&mut RowHandler<'_>) -> Result<u64, Error>) {
+    let mut n = 0;
+    query(&mut |row| {
+        n += 1;
+        check(row, n)
+    })
+    .unwrap();
+    assert_eq!(n, count);
+}
+
+/// A row handler, as the clients take it.
+type RowHandler<'h> = dyn FnMut(RowRef<'_>) -> Result<(), Error> + 'h;
+
 #[test]
 fn a_large_result_reaches_the_row_handler_row_by_row() {
     let cfg = common::pg_server().config("postgres");
     run(move || {
         let mut c = Client::connect_config(&cfg).unwrap();
         let stmt = c.prepare(SERIES).unwrap();
-        let mut n = 0;
-        c.query_each(&stmt, &[&ROWS], &mut |row| {
-            n += 1;
-            check(row, n)
-        })
-        .unwrap();
-        assert_eq!(n, ROWS);
+        expect_series(ROWS, |each| c.query_each(&stmt, &[&ROWS], each));
         let s = SharedClient::connect_config(&cfg).unwrap();
-        let mut n = 0;
-        s.query_each(SERIES, &[&ROWS], &mut |row| {
-            n += 1;
-            check(row, n)
-        })
-        .unwrap();
-        assert_eq!(n, ROWS);
+        expect_series(ROWS, |each| s.query_each(SERIES, &[&ROWS], each));
         let set = c.query_set(SERIES, &[&ROWS]).unwrap();
         assert_eq!(set.len(), ROWS as usize);
         for (i, row) in set.iter().enumerate() {
@@ -73,13 +76,7 @@ fn fibers_sharing_a_connection_each_get_their_rows_whoever_reads_them() {
                 spawn(move || {
                     for i in 0..20 {
                         let count = 1 + (f * 37 + i * 11) % 400;
-                        let mut n = 0;
-                        s.query_each(SERIES, &[&count], &mut |row| {
-                            n += 1;
-                            check(row, n)
-                        })
-                        .unwrap();
-                        assert_eq!(n, count);
+                        expect_series(count, |each| s.query_each(SERIES, &[&count], each));
                     }
                 })
             })
