@@ -13,7 +13,7 @@
 //! | `schema` | create tables, add missing columns and indexes |
 //! | `crud` | add / get / update / delete / count / exists on a `Conn` |
 //! | `query` | [`Query`]: filters with bound values, order, limit, offset, select |
-//! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all |
+//! | `cursor` | [`Select`] and [`Cursor`]: stream rows without loading them all; each row handed on as it is read (`Db::list`, JSON) |
 //! | `batch` | [`Batch`]: multi-row INSERTs in one all-or-nothing transaction |
 //! | `tx` | [`Transaction`]: commit, roll back on drop, savepoints when nested |
 //! | [`rest`] | REST over a `Db`: [`Rest`] (a moria-http `Handler`, mounted with `Rest::routes`), ORM errors as `HttpError`, the mORMot error renderer (feature `rest`, on by default; auth is moria-http's layers) |

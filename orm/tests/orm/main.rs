@@ -18,6 +18,7 @@ mod json_io;
 mod metrics_figures;
 mod pg_client;
 mod pg_faults;
+mod pg_rows;
 mod pg_shared;
 mod query_injection;
 mod rest_handler;

@@ -47,6 +47,10 @@ pub(crate) struct Args {
     /// unless `--pg-url` names one.
     #[arg(long)]
     pub(crate) pg: bool,
+    /// Only the PostgreSQL "All" column (one select of every row), with this process's CPU
+    /// time per 1,000 rows: `Db::list`, `SharedClient::query` and tokio-postgres in turn.
+    #[arg(long)]
+    pub(crate) pg_all: bool,
     /// PostgreSQL server for `--pg` (its `Sample` table is dropped and recreated).
     #[arg(long)]
     pub(crate) pg_url: Option<String>,

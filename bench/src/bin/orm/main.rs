@@ -18,12 +18,14 @@
 //! | `shapes` | batch statement shapes in raw rusqlite |
 //! | `baseline` | this machine's cross-thread wake-up cost |
 //! | `pg` | the PostgreSQL comparison beside tokio-postgres |
+//! | `pg_all` | `--pg-all`: the "All" column alone, rate and CPU per row beside tokio-postgres |
 
 mod baseline;
 mod conn_rows;
 mod db_rows;
 mod harness;
 mod pg;
+mod pg_all;
 mod report;
 mod rest_rows;
 mod sample;
@@ -38,6 +40,7 @@ use crate::conn_rows::engine_rows;
 use crate::db_rows::{db_rows, dispatch_compare};
 use crate::harness::{Args, Bench, ENGINES};
 use crate::pg::pg_compare;
+use crate::pg_all::pg_all;
 use crate::report::print_table;
 use crate::rest_rows::rest_rows;
 use crate::shapes::shapes;
@@ -69,6 +72,11 @@ fn main() {
     };
     if only_dispatch {
         dispatch_compare(&mut b, &rt);
+        cleanup(&b);
+        return;
+    }
+    if b.args.pg_all {
+        pg_all(&mut b, &rt);
         cleanup(&b);
         return;
     }

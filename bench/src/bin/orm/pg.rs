@@ -13,7 +13,7 @@ use crate::report::{median, print_table, rate, Line};
 use crate::sample::{sample, Sample};
 
 #[path = "../../../peers/tokio_pg.rs"]
-mod tokio_pg;
+pub(crate) mod tokio_pg;
 
 /// PostgreSQL `Db` inserts: the time to insert (without the check) and the ids.
 fn pg_db_insert(db: &Db, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
@@ -26,7 +26,7 @@ fn pg_db_insert(db: &Db, kind: Insert, rows: usize) -> (Duration, Vec<i64>) {
 }
 
 /// The PostgreSQL `Db` under test: `pool` exclusive and `pipelined` shared connections.
-fn pg_db(url: &str, pool: usize, pipelined: usize) -> Db {
+pub(crate) fn pg_db(url: &str, pool: usize, pipelined: usize) -> Db {
     Db::builder(url)
         .pool_options(moria_orm::pg::PoolOptions {
             max_size: pool,
@@ -37,7 +37,8 @@ fn pg_db(url: &str, pool: usize, pipelined: usize) -> Db {
         .expect("open")
 }
 
-fn pg_reset(admin: &str) {
+/// Drops the `Sample` table.
+pub(crate) fn pg_reset(admin: &str) {
     let mut c = moria_orm::pg::Client::connect(admin).expect("admin connection");
     c.batch_execute("DROP TABLE IF EXISTS \"Sample\"")
         .expect("drop");
@@ -189,30 +190,39 @@ fn pg_transport(
     ]
 }
 
+/// The transports to measure, (label, URL, tokio-postgres parameters), and the throwaway
+/// server they reach unless `--pg-url` names one.
+pub(crate) fn transports(
+    b: &Bench,
+) -> (
+    Option<moria_orm::pg::TestServer>,
+    Vec<(String, String, String)>,
+) {
+    if let Some(url) = &b.args.pg_url {
+        return (None, vec![("given".into(), url.clone(), url.clone())]);
+    }
+    let server = moria_orm::pg::TestServer::start().unwrap_or_else(|e| panic!("{e}"));
+    let kv = |host: &str| {
+        format!(
+            "host={host} port={} user=moria password={} dbname=postgres sslmode=disable",
+            server.port(),
+            server.password()
+        )
+    };
+    let list = vec![
+        (
+            "unix".into(),
+            server.unix_url(),
+            kv(&server.socket_dir().display().to_string()),
+        ),
+        ("tcp".into(), server.url(), kv("127.0.0.1")),
+    ];
+    (Some(server), list)
+}
+
 /// `--pg`: the PostgreSQL tables, on a throwaway server unless `--pg-url` names one.
 pub(crate) fn pg_compare(b: &mut Bench, rt: &Runtime) {
-    let server;
-    let transports: Vec<(String, String, String)> = match &b.args.pg_url {
-        Some(url) => vec![("given".into(), url.clone(), url.clone())],
-        None => {
-            server = moria_orm::pg::TestServer::start().unwrap_or_else(|e| panic!("{e}"));
-            let kv = |host: &str| {
-                format!(
-                    "host={host} port={} user=moria password={} dbname=postgres sslmode=disable",
-                    server.port(),
-                    server.password()
-                )
-            };
-            vec![
-                (
-                    "unix".into(),
-                    server.unix_url(),
-                    kv(&server.socket_dir().display().to_string()),
-                ),
-                ("tcp".into(), server.url(), kv("127.0.0.1")),
-            ]
-        }
-    };
+    let (_server, transports) = transports(b);
     println!(
         "moria-orm on PostgreSQL: {} rows, median of {} runs, by one ×{CONCURRENT} fibers/tasks; Db: pool of {} + {} shared (pipelined) connections, {} workers",
         b.args.rows, b.args.runs, b.args.pg_pool, b.args.pg_pipelined, b.args.workers

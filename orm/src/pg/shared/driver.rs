@@ -69,18 +69,32 @@ impl SharedClient {
                 }
             }
             let mine = Arc::ptr_eq(&slot, own);
-            // A panic here (a bug, not user code: a row handler's panic is caught by `guarded`
-            // below) must not strand the fibers waiting on this connection.
+            let mut in_handler = false;
             let got = match catch_unwind(AssertUnwindSafe(|| {
                 client.begin_op()?;
                 match (&kind, sink.as_mut().filter(|_| mine)) {
                     (ExpectedReply::Execute(columns), Some(sink)) => client
-                        .read_execute(columns, &mut |row| guarded(sink, row, &mut panicked))
+                        .read_execute(columns, &mut |row| {
+                            in_handler = true;
+                            let r = sink(row);
+                            in_handler = false;
+                            r
+                        })
                         .map(Done::Streamed),
                     _ => read(&mut client, &kind),
                 }
             })) {
                 Ok(got) => got,
+                // The row handler panicked (its row is still unread in the buffer): the rest of
+                // the answer is read for the requests behind it, the panic resumed later.
+                Err(p) if in_handler => {
+                    panicked = Some(p);
+                    client
+                        .drain(Some(Error::protocol("the row handler panicked")))
+                        .map(|_| Done::Streamed(0))
+                }
+                // A panic of the reader itself (a bug) must not strand the fibers waiting on
+                // this connection.
                 Err(p) => {
                     self.fail_all(Some(client), Error::protocol("the reader panicked"));
                     resume_unwind(p)
@@ -138,18 +152,6 @@ impl SharedClient {
                 None => Error::Closed,
             };
             r.slot.put(SlotState::Done(Err(err)));
-        }
-    }
-}
-
-/// `sink(row)`, its panic caught and kept in `panicked` (reported as an error, so the rest of
-/// the answer is read and dropped): the driver must finish reading for everyone else.
-fn guarded(sink: &mut RowSink<'_>, row: RowRef<'_>, panicked: &mut Option<Panic>) -> Result<()> {
-    match catch_unwind(AssertUnwindSafe(|| sink(row))) {
-        Ok(r) => r,
-        Err(p) => {
-            panicked.get_or_insert(p);
-            Err(Error::protocol("the row handler panicked"))
         }
     }
 }
