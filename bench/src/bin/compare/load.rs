@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
+use crate::setup::Cert;
+
 /// What one load run measured.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Measured {
@@ -65,6 +67,17 @@ pub enum Load {
         /// Members reading.
         members: u32,
     },
+    /// `tls_load`: `conns` connections at once, each request on a new TLS connection
+    /// (`Connection: close`): full handshakes, or (`resume`) resumed with the ticket of the
+    /// connection before; the server presents `cert`.
+    Handshakes {
+        /// Connections at once.
+        conns: u32,
+        /// Offer the last session ticket.
+        resume: bool,
+        /// The server's certificate.
+        cert: Cert,
+    },
     /// No load generator: `conns` keep-alive connections, one GET each, then left idle while
     /// the server's memory is read (see `idle`).
     Idle {
@@ -84,6 +97,9 @@ impl Load {
             Load::WsEcho { conns } => format!("ws echo c{conns}"),
             Load::WsBroadcast { members } => format!("ws fan-out to {members}"),
             Load::Idle { conns } => format!("{conns} idle conns"),
+            Load::Handshakes { conns, resume, .. } => {
+                format!("tls c{conns} {}", if *resume { "resumed" } else { "full" })
+            }
         }
     }
 }
@@ -104,6 +120,8 @@ pub struct Generator<'a> {
     pub gtfs: &'a Path,
     /// The WebSocket load generator (bench/src/bin/ws_load.rs).
     pub ws_load: &'a Path,
+    /// The TLS handshake load generator (bench/src/bin/tls_load.rs).
+    pub tls_load: &'a Path,
 }
 
 /// A load generator's output parser.
@@ -196,6 +214,20 @@ impl Generator<'_> {
                 c.arg("--subscribers").arg(members.to_string());
                 (c, parse_ws_load)
             }
+            Load::Handshakes { conns, resume, .. } => {
+                let program = self.tls_load.display().to_string();
+                let mut c = self.command(Duration::from_secs(secs) + GRACE, &program);
+                c.arg("--url")
+                    .arg(url)
+                    .arg("--conns")
+                    .arg(conns.to_string())
+                    .arg("--seconds")
+                    .arg(secs.to_string());
+                if *resume {
+                    c.arg("--resume");
+                }
+                (c, parse_ws_load)
+            }
             Load::Idle { .. } => return Err("idle connections are not a wrk or siege run".into()),
         };
         let (cpu_before, started) = (children_cpu_seconds(), Instant::now());
@@ -222,7 +254,7 @@ impl Generator<'_> {
     }
 }
 
-/// ws_load's last line: `{"messages", "per_sec", "p50_ms", "p99_ms", "errors"}`.
+/// ws_load's and tls_load's last line: `{"messages", "per_sec", "p50_ms", "p99_ms", "errors"}`.
 fn parse_ws_load(text: &str) -> Result<Measured, String> {
     #[derive(serde::Deserialize)]
     struct Report {

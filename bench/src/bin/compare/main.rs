@@ -1,8 +1,9 @@
 //! compare: Moria against its peers on this machine, in one run — TFB's seven test types vs a
 //! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp, a static file
 //! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege, the transit-lang-cmp
-//! server vs an axum peer on a generated GTFS feed, and the memory each idle keep-alive
-//! connection holds, Moria's file server beside nginx.
+//! server vs an axum peer on a generated GTFS feed, TLS handshakes per second (full and
+//! resumed, P-256 and RSA-2048) vs nginx, and the memory each idle keep-alive connection
+//! holds, Moria's file server beside nginx.
 //!
 //! `bench/compare.sh [--quick] [--scenario NAME]…` builds the servers in release and runs this.
 //! Servers and load generator are pinned to different CPUs (when there are two or more), get
@@ -153,6 +154,7 @@ fn run_scenario(
     secs: u64,
     warm: u64,
 ) -> ScenarioResult {
+    let env = &env.for_load(&s.load);
     let mut servers: Vec<(ServerResult, Option<Running>)> = s
         .servers()
         .into_iter()
@@ -387,6 +389,16 @@ fn run(args: Args) -> Result<(), String> {
     }
     let bin = bin_dir(args.bin)?;
     check_binaries(&bin, &servers)?;
+    let tls_load = bin.join("tls_load");
+    let handshakes = chosen
+        .iter()
+        .any(|s| matches!(s.load, Load::Handshakes { .. }));
+    if handshakes && !tls_load.is_file() {
+        return Err(format!(
+            "{} missing: run bench/compare.sh, which builds it",
+            tls_load.display()
+        ));
+    }
     let start = Instant::now();
     let load_avg_start = machine::loadavg();
     let setup = setup::prepare(&bin, db)?;
@@ -415,6 +427,7 @@ fn run(args: Args) -> Result<(), String> {
         transit_lua: &transit_lua,
         gtfs: &env.gtfs,
         ws_load: &ws_load,
+        tls_load: &tls_load,
     };
     eprintln!(
         "compare: {} scenarios, {runs} run(s) of {secs} s; servers on CPUs [{}] with {} worker(s), load on [{}]",

@@ -1,6 +1,7 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
 //! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
-//! 1 GiB file, hello and the static file with metrics on against the same servers with them off,
+//! 1 GiB file, TLS handshakes (a new HTTPS connection per request, full or resumed, P-256 and
+//! RSA-2048) against nginx, hello and the static file with metrics on against the same servers with them off,
 //! the transit server against the axum peer on the small and heavy route mixes,
 //! and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
 
@@ -8,7 +9,7 @@ use serde::Serialize;
 
 use crate::load::Load;
 use crate::server::Server;
-use crate::setup::{BIG_FILE, BIG_SIZE, SMALL_FILE, SMALL_SIZE};
+use crate::setup::{Cert, BIG_FILE, BIG_SIZE, SMALL_FILE, SMALL_SIZE};
 
 /// One comparison: Moria and its peers under the same load on the same path.
 #[derive(Clone, Debug, Serialize)]
@@ -249,6 +250,24 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
             });
         }
     }
+    for (cert, cert_name) in [(Cert::P256, "p256"), (Cert::Rsa2048, "rsa2048")] {
+        for (resume, kind) in [(false, "full"), (true, "resumed")] {
+            out.push(Scenario {
+                name: format!("tls-handshake-{kind}-{cert_name}"),
+                what: "a new HTTPS connection per 1312-byte file: handshakes per second",
+                moria: Server::MoriaFiles,
+                peers: vec![Server::Nginx],
+                path: format!("/{SMALL_FILE}"),
+                https: true,
+                load: Load::Handshakes {
+                    conns: tfb_conns(load_cpus),
+                    resume,
+                    cert,
+                },
+                body_bytes: Some(SMALL_SIZE),
+            });
+        }
+    }
     out.push(Scenario {
         name: "bigfile-http".into(),
         what: "1 GiB file, throughput",
@@ -361,6 +380,8 @@ mod tests {
         assert_eq!(select(all.clone(), &["transit".into()]).len(), 4);
         assert_eq!(select(all.clone(), &["transit-small".into()]).len(), 3);
         assert_eq!(select(all.clone(), &["ws-".into()]).len(), 4);
+        assert_eq!(select(all.clone(), &["tls-handshake".into()]).len(), 4);
+        assert_eq!(select(all.clone(), &["rsa2048".into()]).len(), 2);
         assert_eq!(select(all.clone(), &[]).len(), all.len());
         assert!(select(all, &["nothing".into()]).is_empty());
     }

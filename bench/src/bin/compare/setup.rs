@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use moria_orm::pg::TestServer;
+use serde::Serialize;
 
 use crate::server_env::Env;
 
@@ -21,6 +22,15 @@ pub const SMALL_SIZE: u64 = 1312;
 pub const BIG_FILE: &str = "file1g";
 /// Its size in bytes.
 pub const BIG_SIZE: u64 = 1 << 30;
+
+/// A certificate the HTTPS servers present (both of a scenario get the same one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub enum Cert {
+    /// ECDSA P-256, self-signed (`cert.pem`): every HTTPS row but the RSA handshake rows.
+    P256,
+    /// RSA-2048, self-signed (`rsa-cert.pem`).
+    Rsa2048,
+}
 
 /// The prepared directory and database; removed on drop.
 pub struct Setup {
@@ -71,6 +81,19 @@ pub fn prepare(bin: &Path, db: bool) -> Result<Setup, String> {
         &root.join("key.pem"),
         &id.private_key_pem().map_err(|e| e.to_string())?,
     )?;
+    let rsa_key = moria_crypto::keys::PrivateKey::generate("rsa-2048")
+        .map_err(|e| format!("RSA key: {e}"))?;
+    let rsa_cert = moria_crypto::x509::CertBuilder::new("localhost")
+        .hosts(&["localhost", "127.0.0.1"])
+        .usage(moria_crypto::x509::Usage::TlsServer)
+        .self_signed(&rsa_key)
+        .and_then(|c| c.to_pem())
+        .map_err(|e| format!("RSA certificate: {e}"))?;
+    write(&root.join("rsa-cert.pem"), &rsa_cert)?;
+    write(
+        &root.join("rsa-key.pem"),
+        &rsa_key.to_pem().map_err(|e| e.to_string())?,
+    )?;
     let siegerc = root.join("siegerc");
     write(
         &siegerc,
@@ -117,6 +140,8 @@ impl Setup {
             www: root.join("www"),
             cert: root.join("cert.pem"),
             key: root.join("key.pem"),
+            rsa_cert: root.join("rsa-cert.pem"),
+            rsa_key: root.join("rsa-key.pem"),
             nginx_dir: root.join("nginx"),
             gtfs: PathBuf::new(),
         }
