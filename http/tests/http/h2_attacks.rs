@@ -134,11 +134,7 @@ fn stream_ids_going_backwards_or_reused_end_the_connection() {
     c.get(1, "/", true, &[]);
     c.response_block(1);
     // Wait for the end of stream 1's answer, then reuse its id.
-    while let Some(f) = c.read() {
-        if f.stream == 1 && f.flags & END_STREAM != 0 {
-            break;
-        }
-    }
+    c.until_end(1);
     c.get(1, "/", true, &[]);
     // STREAM_CLOSED: a connection error once the server closed the stream, a stream error
     // while it is still only half-closed on the server's side.
