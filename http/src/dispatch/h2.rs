@@ -88,7 +88,12 @@ impl H2Service<'_> {
         let mut params = Params::default();
         let mut ext = Extensions::default();
         let mut res = Response::new();
-        let mut buf = vec![0; BODY_BUF];
+        // A bodyless request never reads: no buffer.
+        let mut buf = if bodyless {
+            Vec::new()
+        } else {
+            vec![0; BODY_BUF]
+        };
         let mut req = Request {
             raw,
             head: &head,
