@@ -8,16 +8,18 @@
 //! has no HTTP/2 yet); `Request::tls().alpn` says `h2` on HTTPS.
 
 use std::io::{self, BufWriter, Read, Write};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::h1::ConnConfig;
 use super::Dispatcher;
+use crate::access_log;
 use crate::app::Extensions;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress;
 use crate::h1::{take_head, BodyFraming, Failure, Framing, Head, HeadScan, Input};
 use crate::h2::{Call, ResponseHead, Service, StreamBody, StreamSender};
 use crate::method::Method;
+use crate::metrics::{unrouted, RouteStat};
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, BodyKind, Response};
@@ -82,10 +84,16 @@ impl H2Service<'_> {
             Framing::Length(n) => BodyFraming::Length(n),
             _ => BodyFraming::UntilClose,
         };
+        let started = (self.cfg.metrics || access_log::enabled()).then(Instant::now);
         let mut params = Params::default();
         let mut ext = Extensions::default();
         let mut res = Response::new();
-        let mut buf = vec![0; BODY_BUF];
+        // A bodyless request never reads: no buffer.
+        let mut buf = if bodyless {
+            Vec::new()
+        } else {
+            vec![0; BODY_BUF]
+        };
         let mut req = Request {
             raw,
             head: &head,
@@ -118,14 +126,48 @@ impl H2Service<'_> {
             compress::apply(c, accept, &mut res, &mut Vec::new())?;
         }
         self.dispatcher.state.responding();
+        let status = res.status_code();
+        if access_log::enabled() {
+            self.log_access(raw, &head, &params, &res, started);
+        }
         let r = self.write(send, &mut res, head.method == Method::Head);
         self.dispatcher.state.between();
         if self.cfg.metrics {
-            self.dispatcher
-                .counters
-                .request(head.method, res.status_code());
+            self.dispatcher.counters.request(head.method, status);
+            let took = started.map_or(Duration::ZERO, |t| t.elapsed());
+            match params.route.take() {
+                Some(route) => route.observe(took),
+                None => unrouted(head.method).observe(took),
+            }
         }
         r
+    }
+
+    /// Logs the request (version `HTTP/2.0`); the byte count is the declared length.
+    fn log_access(
+        &self,
+        raw: &[u8],
+        head: &Head,
+        params: &Params,
+        res: &Response,
+        started: Option<Instant>,
+    ) {
+        let bytes = body_length(&res.body, &res.buf);
+        access_log::log(&access_log::Entry {
+            peer: self.dispatcher.peer,
+            method: head.method_span.get(raw),
+            target: head.target.get(raw),
+            version: "HTTP/2.0",
+            status: res.status_code(),
+            bytes,
+            referer: req_field(raw, head, b"referer"),
+            user_agent: req_field(raw, head, b"user-agent"),
+            route: params.route.as_deref().map(RouteStat::pattern),
+            request_id: res
+                .get_header("x-request-id")
+                .or_else(|| req_field(raw, head, b"x-request-id")),
+            duration: started.map(|t| t.elapsed()),
+        });
     }
 
     /// Answers a request the parser refused.
@@ -150,16 +192,7 @@ impl H2Service<'_> {
         let length = if is_bodyless(status) {
             None
         } else {
-            match &body {
-                BodyKind::Reader(_, n) => *n,
-                BodyKind::File(_, _, n) => Some(*n),
-                BodyKind::Ranges(r) => Some(r.len()),
-                BodyKind::Stream(_) => None,
-                BodyKind::Empty => Some(0),
-                BodyKind::Static(b) => Some(b.len() as u64),
-                BodyKind::Bytes(v) => Some(v.len() as u64),
-                BodyKind::Buffer => Some(res.buf.len() as u64),
-            }
+            body_length(&body, &res.buf)
         };
         let head = ResponseHead {
             status,
@@ -207,6 +240,20 @@ impl H2Service<'_> {
                 send.data(b"", true)
             }
         }
+    }
+}
+
+/// The length a body declares (`None`: streamed, unknown until its end).
+fn body_length(body: &BodyKind, buf: &[u8]) -> Option<u64> {
+    match body {
+        BodyKind::Reader(_, n) => *n,
+        BodyKind::File(_, _, n) => Some(*n),
+        BodyKind::Ranges(r) => Some(r.len()),
+        BodyKind::Stream(_) => None,
+        BodyKind::Empty => Some(0),
+        BodyKind::Static(b) => Some(b.len() as u64),
+        BodyKind::Bytes(v) => Some(v.len() as u64),
+        BodyKind::Buffer => Some(buf.len() as u64),
     }
 }
 

@@ -9,7 +9,9 @@
 //! | `hpack.rs` | header blocks: `loona-hpack`'s decoder bounded by the header list limit; our literal encoder |
 //! | `request_head.rs` | a request's fields checked by §8 and rewritten as an HTTP/1.1 head |
 //! | `shared.rs` | what the reading fiber and the stream fibers share: windows, inboxes, the writer |
-//! | `conn.rs` | the connection loop: preface, frames, stream states, flow control, GOAWAY, the attacks' bounds |
+//! | `conn.rs` | the connection: preface, the stream fiber pool, GOAWAY, linger |
+//! | `inbound.rs` | each frame the client sends, checked and applied: stream states, flow control, the attacks' bounds |
+//! | `reader.rs` | whole frames off the socket, a partial one kept across a timed-out read |
 //! | `body.rs` | a stream's request body as a `Read` (a `Transport` for the h1 body reader) |
 //! | `send.rs` | a stream's response: HEADERS, then DATA within the windows |
 //!
@@ -20,6 +22,8 @@ mod body;
 mod conn;
 mod frame;
 mod hpack;
+mod inbound;
+mod reader;
 mod request_head;
 mod send;
 mod settings;

@@ -117,6 +117,16 @@ impl Shared {
         self.state.lock()
     }
 
+    /// Ends sending on socket `fd` between two frames (the writer's lock held): what is sent
+    /// afterwards fails.
+    pub(crate) fn shut_write(&self, fd: std::os::fd::RawFd) {
+        let _between_frames = self.out.lock();
+        // SAFETY: `fd` is the connection's socket, open while its `Shared` lives.
+        unsafe {
+            libc::shutdown(fd, libc::SHUT_WR);
+        }
+    }
+
     /// Writes the frames `f` builds.
     pub(crate) fn send(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         self.out.lock().send(f)

@@ -34,6 +34,9 @@ use crate::ws;
 
 /// Pause after a failed accept (e.g. out of descriptors) before trying again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(50);
+/// How often a plain connection whose first bytes are only the start of the HTTP/2 preface
+/// is looked at again.
+const PREFACE_POLL: Duration = Duration::from_millis(1);
 /// At the cap, connections abandoned by dead fibers are looked for at most this often.
 const RECLAIM_AT_CAP_EVERY: Duration = Duration::from_millis(100);
 
@@ -201,14 +204,25 @@ fn opens_with_preface(s: &mut TcpStream, idle: &AtomicBool, shared: &Shared) -> 
     let mut first = [0u8; 4];
     idle.store(true, Ordering::SeqCst);
     fence(Ordering::SeqCst);
-    let n = if shared.token.is_triggered() {
-        0
-    } else {
-        let _ = s.set_read_timeout(Some(shared.cfg.limits.header_timeout));
-        let n = s.peek(&mut first).unwrap_or(0);
-        let _ = s.set_read_timeout(None);
-        n
-    };
+    let mut n = 0;
+    let limits = &shared.cfg.limits;
+    let _ = s.set_read_timeout(Some(limits.header_timeout));
+    let deadline = Instant::now() + limits.header_timeout;
+    // A preface arriving in pieces, or a peek that found nothing yet: look again (rarely
+    // taken: clients send the preface whole, and the peek waits for the first bytes).
+    while !shared.token.is_triggered() && Instant::now() < deadline {
+        match s.peek(&mut first) {
+            Ok(0) => break,
+            Ok(k) => n = k,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => n = 0,
+            Err(_) => break,
+        }
+        if n == first.len() || first[..n] != h2::PREFACE[..n] {
+            break;
+        }
+        moria_runtime::sleep(PREFACE_POLL);
+    }
+    let _ = s.set_read_timeout(None);
     idle.store(false, Ordering::SeqCst);
     n == first.len() && first == h2::PREFACE[..first.len()]
 }

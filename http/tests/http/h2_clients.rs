@@ -11,7 +11,7 @@ use moria_http::{Request, Response, Server, StaticFiles};
 use crate::common::curl::require_curl;
 use crate::common::files::{small_bytes, text_bytes, tree};
 use crate::common::h2::{curl_h2_tls, curl_h2c, nghttp, require_nghttp, stdout};
-use crate::common::h2raw::{H2Raw, END_STREAM};
+use crate::common::h2raw::H2Raw;
 use crate::common::{start, stop};
 
 /// Splits curl's output into the body and what `-w '\n%{http_version} %{http_code}'` printed.
@@ -149,11 +149,7 @@ fn shutdown_sends_goaway_to_an_idle_h2_connection() {
     let mut c = H2Raw::connect(server.local_addr());
     c.get(1, "/hello.txt", true, &[]);
     c.response_block(1);
-    while let Some(f) = c.read() {
-        if f.stream == 1 && f.flags & END_STREAM != 0 {
-            break;
-        }
-    }
+    c.until_end(1);
     stop(&server);
     assert_eq!(c.goaway(), (1, 0), "GOAWAY(NO_ERROR) naming stream 1");
 }

@@ -102,6 +102,16 @@ impl H2Raw {
         panic!("the connection closed without a GOAWAY");
     }
 
+    /// Reads until the frame that ends `stream` (END_STREAM).
+    pub fn until_end(&mut self, stream: u32) {
+        while let Some(f) = self.read() {
+            if f.stream == stream && f.flags & END_STREAM != 0 {
+                return;
+            }
+        }
+        panic!("the connection closed before stream {stream} ended");
+    }
+
     /// Reads until a RST_STREAM on `stream`; returns its code.
     pub fn rst(&mut self, stream: u32) -> u32 {
         while let Some(f) = self.read() {
