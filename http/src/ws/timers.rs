@@ -41,6 +41,8 @@ pub(crate) struct Timers {
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
     frame_timeout: Duration,
+    /// See [`Config::quiet_after`].
+    quiet_after: Duration,
     last_heard: Instant,
     last_ping: Instant,
     /// Set once our close is out: the peer must answer by then.
@@ -60,6 +62,7 @@ impl Timers {
             idle_timeout: cfg.idle_timeout,
             close_timeout: cfg.close_timeout,
             frame_timeout: cfg.frame_timeout,
+            quiet_after: cfg.quiet_after,
             last_heard: now,
             last_ping: now,
             close_deadline: None,
@@ -105,12 +108,6 @@ impl Timers {
             .min()
     }
 }
-
-/// How long a connection waits between messages with its buffers before it counts as quiet
-/// and gives them back, with the deep part of its fiber's stack: under load the next message
-/// comes sooner, so the echo path never pays for it (the h1 loop parks after the same time,
-/// `limits::DEFAULT_PARK_AFTER`).
-pub(crate) const QUIET_AFTER: Duration = Duration::from_millis(20);
 
 /// What the read loop needs from the connection: bytes with a timeout, and control frames out.
 pub(crate) trait Duplex {
@@ -161,16 +158,19 @@ impl<D: Duplex> Src<'_, D> {
 
 impl<D: Duplex> Source for Src<'_, D> {
     fn fill_soon(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        if self.timers.quiet_after.is_zero() {
+            return Ok(None);
+        }
         let now = Instant::now();
         if self
             .timers
             .next_deadline(false)
-            .is_some_and(|d| d <= now + QUIET_AFTER)
+            .is_some_and(|d| d <= now + self.timers.quiet_after)
         {
             return self.fill(buf, true).map(Some);
         }
         self.mark_idle(true)?;
-        let r = self.io.src().read_within(buf, QUIET_AFTER);
+        let r = self.io.src().read_within(buf, self.timers.quiet_after);
         self.unmark_idle(true);
         match r {
             Ok(Some(n)) => {
