@@ -201,6 +201,14 @@ impl Runtime {
     }
 }
 
+/// Gives back to the kernel the resident pages of the running fiber's stack below the caller's
+/// frame, for a fiber about to wait long after having run deep (they read as zeroes when
+/// touched again); returns the bytes given back (0 outside a fiber). A few system calls: call
+/// it before a long wait, not on every one.
+pub fn trim_stack() -> usize {
+    crate::stack_trim::below_here()
+}
+
 /// Lets other fibers run; from a plain thread it yields the thread.
 #[inline]
 pub fn yield_now() {

@@ -19,6 +19,10 @@
 //! each went 96 KiB deep on 128 KiB stacks and ended. Without trimming the pool then kept
 //! 24,584 KiB resident, and still did after 8,192 more short fibers. With trimming it kept
 //! 9,348 KiB, then 8,196 KiB. A pooled spawn and join cost 231 ns before and 303–311 ns after.
+//!
+//! A fiber about to wait long after running deep (a WebSocket handler that answered an HTTP
+//! request before its upgrade, then waits for a message) gives back the pages below its own
+//! frame with [`below_here`] ([`crate::fiber::trim_stack`]).
 //! - The bottom [`BOTTOM_KEEP_PAGES`] pages stay: the engine's sentinel words live at the very
 //!   bottom (zeroing them would read as an overflow), and a fiber's first frame sits a little
 //!   below the stack's true top, so the bottom is known only to within a page.
@@ -129,6 +133,94 @@ fn fiber_ends(entry: usize) {
             schedule.burst.store(BURST, Relaxed);
         }
     }
+}
+
+/// Gives back the resident pages of the running fiber's stack below the caller's frame (the
+/// page holding the caller's frame and the one under it stay: the frames of the wait that
+/// follows go there). Returns the bytes given back; 0 outside a fiber.
+///
+/// The stack's bottom is not known here, only that it lies above `sp - stack size`: the pages
+/// under this frame are taken while resident, down to the first one that is not (an untouched
+/// page, or the guard page, which never is). When the page under that run cannot be read (the
+/// guard) or the run reached `sp - stack size`, the run holds the stack's bottom, and its
+/// [`BOTTOM_KEEP_PAGES`] lowest pages stay (the engine's sentinel words).
+#[inline(never)]
+pub(crate) fn below_here() -> usize {
+    let stack = STACK_BYTES.load(Relaxed);
+    if stack == 0 || !crate::engine::in_fiber() {
+        return 0;
+    }
+    let marker = 0u8;
+    let sp = std::hint::black_box(std::ptr::addr_of!(marker) as usize);
+    let page = page_size();
+    let high = (sp / page).saturating_sub(1) * page;
+    let floor = sp.saturating_sub(stack).next_multiple_of(page);
+    if high <= floor {
+        return 0;
+    }
+    let Some(mut low) = resident_run_low(floor, high, page) else {
+        return 0;
+    };
+    if low == floor || !readable(low - page) {
+        low += BOTTOM_KEEP_PAGES * page;
+    }
+    if low >= high {
+        return 0;
+    }
+    // SAFETY: [low, high) lies in this fiber's stack: below the page of this frame and the
+    // one under it (nothing there is in use), at or above the lowest resident page of a run
+    // that starts there (the guard page under the stack is never resident, so the run does
+    // not leave the stack), and clear of the bottom pages when the run reaches them.
+    // `MADV_DONTNEED` on private anonymous memory only makes the next touch see zeroes.
+    let rc = unsafe { libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED) };
+    if rc != 0 {
+        return 0;
+    }
+    TRIMMED.fetch_add((high - low) as u64, Relaxed);
+    high - low
+}
+
+/// The lowest page of the run of resident pages that ends at `high` (exclusive), going down
+/// no further than `floor`; `None` when the page under `high` is not resident or the look
+/// fails.
+fn resident_run_low(floor: usize, high: usize, page: usize) -> Option<usize> {
+    let mut vec = [0u8; PAGES_PER_CALL];
+    let mut top = high;
+    while top > floor {
+        let len = (top - floor).min(PAGES_PER_CALL * page);
+        let at = top - len;
+        // SAFETY: `at` is page-aligned and `vec` has room for `len / page` entries; an
+        // unmapped page in the range makes the call fail (ENOMEM) without touching anything.
+        let rc = unsafe { libc::mincore(at as *mut libc::c_void, len, vec.as_mut_ptr()) };
+        if rc != 0 {
+            return None;
+        }
+        let pages = len / page;
+        match vec[..pages].iter().rposition(|v| v & 1 == 0) {
+            Some(i) if i + 1 == pages && top == high => return None,
+            Some(i) => return Some(at + (i + 1) * page),
+            None => top = at,
+        }
+    }
+    Some(floor)
+}
+
+/// Whether the byte at `addr` can be read (the guard page under a stack cannot), asked of the
+/// kernel so that nothing faults; any failure reads as "no".
+fn readable(addr: usize) -> bool {
+    let mut byte = 0u8;
+    let local = libc::iovec {
+        iov_base: std::ptr::addr_of_mut!(byte).cast(),
+        iov_len: 1,
+    };
+    let remote = libc::iovec {
+        iov_base: addr as *mut libc::c_void,
+        iov_len: 1,
+    };
+    // SAFETY: both iovecs describe one byte; the kernel checks the remote one and writes only
+    // into `byte`.
+    let n = unsafe { libc::process_vm_readv(libc::getpid(), &local, 1, &remote, 1, 0) };
+    n == 1
 }
 
 /// Whether any page of [`low`, `high`) (page-aligned) is resident.

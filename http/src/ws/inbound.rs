@@ -29,7 +29,18 @@ pub(crate) trait Source {
     /// Reads into `buf` (`Ok(0)`: end of stream). `between`: no frame has started (the
     /// connection is idle between messages).
     fn fill(&mut self, buf: &mut [u8], between: bool) -> io::Result<usize>;
+    /// Between messages: reads what arrives within a short while (`Ok(None)`: nothing did,
+    /// the connection has gone quiet).
+    fn fill_soon(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>>;
+    /// The connection has gone quiet: gives back what a long wait need not hold (the stream's
+    /// and the writer's buffers, the deep part of the fiber's stack), then reads as `fill`
+    /// between messages.
+    fn fill_quiet(&mut self, buf: &mut [u8]) -> io::Result<usize>;
 }
+
+/// A quiet connection reads the first bytes of its next frame into an array this size, on
+/// the stack, and only then allocates its read buffer.
+const QUIET_READ: usize = 64;
 
 /// A data message being assembled.
 struct Partial {
@@ -98,6 +109,9 @@ impl Inbound {
     /// Reads more bytes into the buffer; end of stream is [`Error::Closed`] between frames and
     /// an `UnexpectedEof` inside one.
     fn more(&mut self, src: &mut impl Source) -> Result<()> {
+        if self.is_between() {
+            return self.more_between(src);
+        }
         if self.pos == self.end {
             self.pos = 0;
             self.end = 0;
@@ -109,15 +123,38 @@ impl Inbound {
         if self.buf.len() < READ_BUF {
             self.buf.resize(READ_BUF, 0);
         }
-        let between = self.is_between();
-        let n = src.fill(&mut self.buf[self.end..], between)?;
+        let n = src.fill(&mut self.buf[self.end..], false)?;
         if n == 0 {
-            return Err(match between {
-                true => Error::Closed,
-                false => Error::Io(io::ErrorKind::UnexpectedEof.into()),
-            });
+            return Err(Error::Io(io::ErrorKind::UnexpectedEof.into()));
         }
         self.end += n;
+        Ok(())
+    }
+
+    /// The first bytes of the next message: straight into the buffer if they come soon; if
+    /// not, the connection has gone quiet, and it waits holding no buffer (they are freed,
+    /// and the first bytes land in a small array on the stack). End of stream here is
+    /// [`Error::Closed`].
+    fn more_between(&mut self, src: &mut impl Source) -> Result<()> {
+        self.pos = 0;
+        self.end = 0;
+        if self.buf.len() < READ_BUF {
+            self.buf.resize(READ_BUF, 0);
+        }
+        if let Some(n) = src.fill_soon(&mut self.buf)? {
+            self.end = n;
+            return if n == 0 { Err(Error::Closed) } else { Ok(()) };
+        }
+        self.buf = Vec::new();
+        self.data = Vec::new();
+        let mut first = [0u8; QUIET_READ];
+        let n = src.fill_quiet(&mut first)?;
+        if n == 0 {
+            return Err(Error::Closed);
+        }
+        self.buf.resize(READ_BUF, 0);
+        self.buf[..n].copy_from_slice(&first[..n]);
+        self.end = n;
         Ok(())
     }
 

@@ -42,6 +42,7 @@ mod utf8;
 pub use crate::dispatch::ws::Acceptor;
 pub use config::{
     Config, DEFAULT_CLOSE_TIMEOUT, DEFAULT_FRAME_TIMEOUT, DEFAULT_MAX_FRAME, DEFAULT_MAX_MESSAGE,
+    DEFAULT_QUIET_AFTER,
 };
 pub use deflate::DeflateConfig;
 pub use error::{Error, Result};

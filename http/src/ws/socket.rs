@@ -91,12 +91,7 @@ impl ReadSide {
                     io.control(OpCode::Pong, &p)?;
                     return Ok(Message::Ping(p));
                 }
-                Ok(m) => {
-                    if self.inbound.is_between() {
-                        self.inbound.release();
-                    }
-                    return Ok(m);
-                }
+                Ok(m) => return Ok(m),
                 Err(e) => return Err(self.failed(io, e)),
             }
         }
@@ -212,6 +207,10 @@ impl Duplex for Whole<'_> {
 
     fn shutdown_write(&mut self) {
         self.stream.shutdown_write();
+    }
+
+    fn release_out(&mut self) {
+        self.out.release();
     }
 }
 
@@ -439,6 +438,12 @@ impl Duplex for Halves<'_> {
 
     fn shutdown_write(&mut self) {
         self.writer.shared.lock().dst.shutdown_write();
+    }
+
+    fn release_out(&mut self) {
+        if let Some(mut w) = self.writer.shared.try_lock() {
+            w.out.release();
+        }
     }
 }
 

@@ -32,6 +32,11 @@ pub(crate) enum WriteHalf {
 pub(crate) trait Timed: Read {
     /// Sets the read timeout (`None`: wait forever).
     fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
+    /// Reads what arrives within about `within`, arming no timer (`Ok(None)`: nothing did).
+    /// A split TLS reader cannot: it waits as `read` does.
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>>;
+    /// Frees the stream's own buffers while they hold nothing (TLS), before a long wait.
+    fn release(&mut self) {}
 }
 
 impl Stream {
@@ -81,6 +86,21 @@ impl Timed for Stream {
             Stream::Tls(s) => s.get_ref().set_read_timeout(t),
         }
     }
+
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        match self {
+            Stream::Tcp(s) => s.read_within(buf, within),
+            Stream::Tls(s) => s.read_within(buf, within),
+        }
+    }
+
+    fn release(&mut self) {
+        if let Stream::Tls(s) = self {
+            if !s.has_buffered_input() {
+                s.release_buffers();
+            }
+        }
+    }
 }
 
 impl Timed for ReadHalf {
@@ -90,6 +110,13 @@ impl Timed for ReadHalf {
             // A TLS reader keeps the timeout the socket had when it was split: see
             // `WebSocket::split`.
             ReadHalf::Tls(_) => Ok(()),
+        }
+    }
+
+    fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        match self {
+            ReadHalf::Tcp(s) => s.read_within(buf, within),
+            ReadHalf::Tls(s) => s.read(buf).map(Some),
         }
     }
 }

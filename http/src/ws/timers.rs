@@ -41,6 +41,8 @@ pub(crate) struct Timers {
     idle_timeout: Option<Duration>,
     close_timeout: Duration,
     frame_timeout: Duration,
+    /// See [`Config::quiet_after`].
+    quiet_after: Duration,
     last_heard: Instant,
     last_ping: Instant,
     /// Set once our close is out: the peer must answer by then.
@@ -60,6 +62,7 @@ impl Timers {
             idle_timeout: cfg.idle_timeout,
             close_timeout: cfg.close_timeout,
             frame_timeout: cfg.frame_timeout,
+            quiet_after: cfg.quiet_after,
             last_heard: now,
             last_ping: now,
             close_deadline: None,
@@ -118,6 +121,8 @@ pub(crate) trait Duplex {
     fn close_sent(&self) -> bool;
     /// Ends our sending direction.
     fn shutdown_write(&mut self);
+    /// Frees the writer's buffer if no other fiber is using it (before a long wait).
+    fn release_out(&mut self);
 }
 
 /// The inbound reader's byte source over a [`Duplex`], running the timers.
@@ -127,19 +132,78 @@ pub(crate) struct Src<'a, D: Duplex> {
     pub(crate) link: Option<&'a ServerLink>,
 }
 
+impl<D: Duplex> Src<'_, D> {
+    /// Between messages, marks the connection idle in the tracker, so a shutdown wakes the
+    /// wait; fails when the server already shuts down.
+    fn mark_idle(&mut self, between: bool) -> io::Result<()> {
+        if let Some(link) = self.link.filter(|_| between) {
+            link.reg.state.idle.store(true, Ordering::SeqCst);
+            fence(Ordering::SeqCst);
+            if link.token.is_triggered() {
+                link.reg.state.idle.store(false, Ordering::SeqCst);
+                self.timers.stop = Some(Stop::Shutdown);
+                return Err(io::ErrorKind::ConnectionAborted.into());
+            }
+        }
+        Ok(())
+    }
+
+    /// The wait [`mark_idle`](Self::mark_idle) marked is over.
+    fn unmark_idle(&self, between: bool) {
+        if let Some(link) = self.link.filter(|_| between) {
+            link.reg.state.idle.store(false, Ordering::SeqCst);
+        }
+    }
+}
+
 impl<D: Duplex> Source for Src<'_, D> {
+    fn fill_soon(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        if self.timers.quiet_after.is_zero() {
+            return Ok(None);
+        }
+        let now = Instant::now();
+        if self
+            .timers
+            .next_deadline(false)
+            .is_some_and(|d| d <= now + self.timers.quiet_after)
+        {
+            return self.fill(buf, true).map(Some);
+        }
+        self.mark_idle(true)?;
+        let r = self.io.src().read_within(buf, self.timers.quiet_after);
+        self.unmark_idle(true);
+        match r {
+            Ok(Some(n)) => {
+                self.timers.last_heard = Instant::now();
+                Ok(Some(n))
+            }
+            Ok(None) => Ok(None),
+            // A TLS record begun but not finished in time, or a signal: the timed read that
+            // follows takes it from here.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::TimedOut
+                        | io::ErrorKind::WouldBlock
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn fill_quiet(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.src().release();
+        self.io.release_out();
+        moria_runtime::fiber::trim_stack();
+        self.fill(buf, true)
+    }
+
     fn fill(&mut self, buf: &mut [u8], between: bool) -> io::Result<usize> {
         loop {
-            let idle_flag = self.link.filter(|_| between);
-            if let Some(link) = idle_flag {
-                link.reg.state.idle.store(true, Ordering::SeqCst);
-                fence(Ordering::SeqCst);
-                if link.token.is_triggered() {
-                    link.reg.state.idle.store(false, Ordering::SeqCst);
-                    self.timers.stop = Some(Stop::Shutdown);
-                    return Err(io::ErrorKind::ConnectionAborted.into());
-                }
-            }
+            self.mark_idle(between)?;
             let now = Instant::now();
             let timeout = self.timers.next_deadline(!between).map(|d| {
                 d.saturating_duration_since(now)
@@ -150,9 +214,7 @@ impl<D: Duplex> Source for Src<'_, D> {
                 self.timers.timeout_set = timeout;
             }
             let r = self.io.src().read(buf);
-            if let Some(link) = idle_flag {
-                link.reg.state.idle.store(false, Ordering::SeqCst);
-            }
+            self.unmark_idle(between);
             match r {
                 Ok(n) => {
                     self.timers.last_heard = Instant::now();

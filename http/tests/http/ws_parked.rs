@@ -4,7 +4,9 @@
 //! parked socket is the connection's fiber for the server: if it dies of a stack overflow, the
 //! socket and its slot are reclaimed.
 
-use moria_http::ws::{Acceptor, Message};
+use std::sync::Arc;
+
+use moria_http::ws::{Acceptor, Message, WebSocket};
 use moria_http::{Request, Response, Server};
 
 use crate::common::tls::Fixture;
@@ -12,20 +14,30 @@ use crate::common::ws::{frame, handshake, read_frame};
 use crate::common::{assert_closed, stop, wait_until};
 use crate::server_faults::big_frame;
 
-fn parked_echo(tls: bool) -> Fixture {
+/// A server whose sockets are parked between messages, `on_message` run for each.
+fn parked_server(
+    tls: bool,
+    on_message: impl Fn(&mut WebSocket, Message) + Send + Sync + 'static,
+) -> Fixture {
     let acceptor = Acceptor::new();
+    let on_message = Arc::new(on_message);
     Fixture::start(
         tls,
         Server::builder(),
         move |req: &mut Request<'_>, res: &mut Response| {
-            acceptor.accept_parked(req, res, |ws, msg| {
-                if let Message::Text(_) | Message::Binary(_) = msg {
-                    let _ = ws.send(msg);
-                }
-            });
+            let on_message = Arc::clone(&on_message);
+            acceptor.accept_parked(req, res, move |ws, msg| on_message(ws, msg));
             Ok(())
         },
     )
+}
+
+fn parked_echo(tls: bool) -> Fixture {
+    parked_server(tls, |ws, msg| {
+        if let Message::Text(_) | Message::Binary(_) = msg {
+            let _ = ws.send(msg);
+        }
+    })
 }
 
 #[test]
@@ -76,23 +88,15 @@ fn a_shutdown_sends_1001_to_parked_sockets() {
 #[test]
 fn a_woken_fiber_that_overflows_its_stack_has_its_socket_reclaimed() {
     for tls in [false, true] {
-        let acceptor = Acceptor::new();
-        let f = Fixture::start(
-            tls,
-            Server::builder(),
-            move |req: &mut Request<'_>, res: &mut Response| {
-                acceptor.accept_parked(req, res, |ws, msg| match msg {
-                    Message::Text(t) if t == "deep" => {
-                        let _ = ws.send_text(&big_frame().to_string());
-                    }
-                    Message::Text(_) | Message::Binary(_) => {
-                        let _ = ws.send(msg);
-                    }
-                    _ => {}
-                });
-                Ok(())
-            },
-        );
+        let f = parked_server(tls, |ws, msg| match msg {
+            Message::Text(t) if t == "deep" => {
+                let _ = ws.send_text(&big_frame().to_string());
+            }
+            Message::Text(_) | Message::Binary(_) => {
+                let _ = ws.send(msg);
+            }
+            _ => {}
+        });
         let mut c = f.connect();
         assert_eq!(handshake(&mut *c, "").status, 101);
         // Answered, then the socket parks: "deep" is read by a fiber the lot starts.

@@ -339,6 +339,11 @@ impl TcpReader {
         self.inner.peer_addr()
     }
 
+    /// Reads what arrives within about `within`, as [`TcpStream::read_within`].
+    pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        self.inner.read_within(buf, within)
+    }
+
     /// Like [`TcpStream::read_with`].
     pub fn read_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
         self.inner.read_with(f)
