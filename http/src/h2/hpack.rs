@@ -1,15 +1,13 @@
-//! HPACK (RFC 7541) for the server: the decoder is `loona-hpack`'s (static and bounded dynamic
-//! table, Huffman decoding; blocking-friendly: plain functions over byte slices), wrapped to
-//! bound the decoded header list; the encoder is ours and deliberately minimal: static-table
-//! indexes and literals *without indexing*, no Huffman. It keeps no dynamic table, so it never
+//! HPACK (RFC 7541) for the server: the decoder is ours (`hpack_decode.rs`: static and bounded
+//! dynamic table, Huffman decoding without allocation), wrapped to bound the decoded header
+//! list; the encoder is ours and deliberately minimal: static-table indexes and literals
+//! *without indexing*, no Huffman. It keeps no dynamic table, so it never
 //! has to follow the peer's SETTINGS_HEADER_TABLE_SIZE, and a response head costs a copy of
 //! its bytes; Huffman would save about a fifth of the header bytes for CPU on every response.
 
-use std::borrow::Cow;
-
 use loona_hpack::encoder::encode_integer_into;
-use loona_hpack::Decoder as HpackDecoder;
 
+use super::hpack_decode::FieldDecoder;
 use super::settings::HEADER_TABLE_SIZE;
 
 /// Why a header block could not be taken.
@@ -24,15 +22,15 @@ pub(crate) enum BlockError {
 
 /// The connection's header block decoder.
 pub(crate) struct Decoder {
-    inner: HpackDecoder<'static>,
+    inner: FieldDecoder,
 }
 
 impl Decoder {
     /// A decoder whose dynamic table never grows past the protocol default.
     pub(crate) fn new() -> Decoder {
-        let mut inner = HpackDecoder::new();
-        inner.set_max_allowed_table_size(HEADER_TABLE_SIZE);
-        Decoder { inner }
+        Decoder {
+            inner: FieldDecoder::new(HEADER_TABLE_SIZE),
+        }
     }
 
     /// Decodes `block`, calling `field` for each field while the list stays within
@@ -47,10 +45,10 @@ impl Decoder {
     ) -> Result<(), BlockError> {
         let mut size = 0usize;
         self.inner
-            .decode_with_cb(block, |n: Cow<'_, [u8]>, v: Cow<'_, [u8]>| {
+            .decode(block, |n, v| {
                 size = size.saturating_add(n.len() + v.len() + 32);
                 if size <= max_list {
-                    field(&n, &v);
+                    field(n, v);
                 }
             })
             .map_err(|_| BlockError::Compression)?;
@@ -62,7 +60,7 @@ impl Decoder {
 }
 
 /// Names of the static table (RFC 7541 Appendix A), index 1 first.
-const STATIC_NAMES: [&str; 61] = [
+pub(super) const STATIC_NAMES: [&str; 61] = [
     ":authority",
     ":method",
     ":method",
