@@ -1,6 +1,8 @@
 //! Sending a stream's response: the head as a HEADERS block (CONTINUATION past the peer's
 //! frame size), the body as DATA frames cut to what the stream's and the connection's send
-//! windows allow. A stream fiber short of window waits on the connection's condition variable
+//! windows allow, queued on the connection and written after each call by `flush_soon` (the
+//! responses of the streams ready at the same time share a write). A stream fiber short of
+//! window writes what is queued, then waits on the connection's condition variable
 //! (a parked fiber, no worker held) until a WINDOW_UPDATE, a reset, or the stall timeout, which
 //! resets the stream (CANCEL): a client holding a window shut costs one parked fiber for that
 //! long.
@@ -59,38 +61,39 @@ impl<'c> StreamSender<'c> {
         };
         let max_frame = self.shared.state().peer.max_frame;
         let id = self.id;
-        self.shared.send(|out| {
+        self.shared.queue(|out| {
             put_header_block(out, id, &block, head_ends, max_frame);
             if n > 0 {
                 put_data(out, id, &body[..n], end && n == body.len());
             }
         })?;
         if n < body.len() {
-            self.data(&body[n..], end)?;
+            return self.data(&body[n..], end);
         }
-        Ok(())
+        self.shared.flush_soon()
     }
 
     /// Sends `body` as DATA frames, the last one ending the stream if `end`.
     pub(crate) fn data(&self, mut body: &[u8], end: bool) -> io::Result<()> {
+        let id = self.id;
         if body.is_empty() && end {
-            let id = self.id;
-            return self.shared.send(|out| put_data(out, id, &[], true));
+            self.shared.queue(|out| put_data(out, id, &[], true))?;
         }
         while !body.is_empty() {
             let n = self.reserve(body.len())?;
             let last = end && n == body.len();
-            let id = self.id;
             self.shared
-                .send(|out| put_data(out, id, &body[..n], last))?;
+                .queue(|out| put_data(out, id, &body[..n], last))?;
             body = &body[n..];
         }
-        Ok(())
+        self.shared.flush_soon()
     }
 
-    /// Takes up to `want` bytes of send window (at most one frame), waiting for some.
+    /// Takes up to `want` bytes of send window (at most one frame), waiting for some (after
+    /// writing what is queued: the client may be waiting for it to open the window).
     fn reserve(&self, want: usize) -> io::Result<usize> {
         let shared = self.shared;
+        let mut flushed = false;
         let mut st = shared.state();
         loop {
             let st_ref = &mut *st;
@@ -106,6 +109,13 @@ impl<'c> StreamSender<'c> {
                 slot.send_window -= n as i64;
                 st_ref.send_window -= n as i64;
                 return Ok(n);
+            }
+            if !flushed {
+                drop(st);
+                shared.flush()?;
+                flushed = true;
+                st = shared.state();
+                continue;
             }
             if shared.changed.wait_timeout(&mut st, shared.stall) {
                 if let Some(slot) = st.streams.get_mut(&self.id) {

@@ -1,12 +1,16 @@
 //! What a connection's reading fiber and its stream fibers share: the flow-control state and
 //! each stream's inbox under one lock, with a condition variable for every change (a window
 //! opened, body data arrived, a stream reset, the connection gone), and the writing half of the
-//! socket under another, where whole frames are written one sender at a time.
+//! socket under another, with the frames queued for it. A stream fiber queues its response's
+//! frames, lets the other ready fibers run once, then writes whatever is queued: the responses
+//! of the streams that ran meanwhile go out in one write (and one TLS record) instead of one
+//! each. Frames are queued whole, so they never interleave.
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::time::Duration;
 
+use moria_runtime::fiber::yield_now;
 use moria_runtime::sync::{Condvar, Mutex, MutexGuard};
 
 use super::settings::{PeerSettings, CONN_WINDOW, DEFAULT_WINDOW};
@@ -65,23 +69,53 @@ pub(crate) struct State {
     pub draining: bool,
 }
 
-/// Frames go out through here, one sender at a time.
-pub(crate) struct Out {
+/// Queued bytes past which a queueing sender writes them at once.
+const FLUSH_AT: usize = 32 * 1024;
+/// The largest queue buffer kept between writes.
+const KEEP_CAPACITY: usize = 64 * 1024;
+
+/// Frames go out through here, queued whole and written by whoever flushes.
+struct Out {
     io: Box<dyn Write + Send>,
-    buf: Vec<u8>,
+    queued: Vec<u8>,
+    /// A write failed: what is queued afterwards is refused.
+    broken: bool,
 }
 
 impl Out {
-    /// Builds frames with `f` and writes them at once.
-    pub(crate) fn send(&mut self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        self.buf.clear();
-        f(&mut self.buf);
-        let r = self.io.write_all(&self.buf).and_then(|()| self.io.flush());
-        if self.buf.capacity() > 64 * 1024 {
-            self.buf = Vec::new();
+    /// Queues the frames `f` builds.
+    fn queue(&mut self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        if self.broken {
+            return Err(broken());
         }
+        f(&mut self.queued);
+        Ok(())
+    }
+
+    /// Writes what is queued.
+    fn flush(&mut self) -> io::Result<()> {
+        if self.broken {
+            return Err(broken());
+        }
+        if self.queued.is_empty() {
+            return Ok(());
+        }
+        let r = self
+            .io
+            .write_all(&self.queued)
+            .and_then(|()| self.io.flush());
+        self.queued.clear();
+        if self.queued.capacity() > KEEP_CAPACITY {
+            self.queued = Vec::new();
+        }
+        self.broken = r.is_err();
         r
     }
+}
+
+/// The error of a sender after a write failed.
+fn broken() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "HTTP/2 connection write failed")
 }
 
 /// One connection's shared part.
@@ -106,7 +140,8 @@ impl Shared {
             changed: Condvar::new(),
             out: Mutex::new(Out {
                 io,
-                buf: Vec::new(),
+                queued: Vec::new(),
+                broken: false,
             }),
             stall,
         }
@@ -120,16 +155,42 @@ impl Shared {
     /// Ends sending on socket `fd` between two frames (the writer's lock held): what is sent
     /// afterwards fails.
     pub(crate) fn shut_write(&self, fd: std::os::fd::RawFd) {
-        let _between_frames = self.out.lock();
+        let mut between_frames = self.out.lock();
+        let _ = between_frames.flush();
         // SAFETY: `fd` is the connection's socket, open while its `Shared` lives.
         unsafe {
             libc::shutdown(fd, libc::SHUT_WR);
         }
     }
 
-    /// Writes the frames `f` builds.
+    /// Writes the frames `f` builds now, after those queued before them.
     pub(crate) fn send(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        self.out.lock().send(f)
+        let mut out = self.out.lock();
+        out.queue(f)?;
+        out.flush()
+    }
+
+    /// Queues the frames `f` builds (written at once past [`FLUSH_AT`] queued bytes): the
+    /// caller flushes before it waits for anything.
+    pub(crate) fn queue(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let mut out = self.out.lock();
+        out.queue(f)?;
+        if out.queued.len() >= FLUSH_AT {
+            return out.flush();
+        }
+        Ok(())
+    }
+
+    /// Writes what is queued now.
+    pub(crate) fn flush(&self) -> io::Result<()> {
+        self.out.lock().flush()
+    }
+
+    /// Lets the other ready fibers run (and queue their frames), then writes what is queued,
+    /// unless one of them already did.
+    pub(crate) fn flush_soon(&self) -> io::Result<()> {
+        yield_now();
+        self.flush()
     }
 }
 
