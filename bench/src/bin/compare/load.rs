@@ -1,5 +1,5 @@
 //! The load generators: wrk (keep-alive, optionally pipelined, or drawing transit routes from a
-//! mix) and siege (connection close), each pinned to the load CPUs, bounded by `timeout`, and
+//! mix), h2load (HTTP/2 streams, or HTTP/1.1 pipelined) and siege (connection close), each pinned to the load CPUs, bounded by `timeout`, and
 //! their output parsed.
 
 use std::path::Path;
@@ -48,6 +48,17 @@ pub enum Load {
         /// The mix: `small` or `heavy`.
         mix: &'static str,
     },
+    /// `h2load -c conns -m streams`: HTTP/2 with `streams` requests in flight on each
+    /// connection (h2c with prior knowledge on `http://`, ALPN `h2` on `https://`), or with
+    /// `h1` HTTP/1.1 pipelined `streams` deep.
+    H2load {
+        /// Connections.
+        conns: u32,
+        /// Requests in flight per connection.
+        streams: u32,
+        /// HTTP/1.1 (`--h1`) instead of HTTP/2.
+        h1: bool,
+    },
     /// `siege -b -c conns -r reps`, one connection per request (siege's `connection = close`).
     Siege {
         /// Simulated users.
@@ -93,6 +104,10 @@ impl Load {
             Load::Wrk { conns, depth: 1 } => format!("wrk c{conns}"),
             Load::Wrk { conns, depth } => format!("wrk c{conns} ×{depth}"),
             Load::Routes { conns, mix } => format!("wrk c{conns} {mix} mix"),
+            Load::H2load { conns, streams, h1 } => {
+                let proto = if *h1 { " --h1" } else { "" };
+                format!("h2load{proto} c{conns} m{streams}")
+            }
             Load::Siege { conns, reps } => format!("siege -b c{conns} r{reps}"),
             Load::WsEcho { conns } => format!("ws echo c{conns}"),
             Load::WsBroadcast { members } => format!("ws fan-out to {members}"),
@@ -193,6 +208,19 @@ impl Generator<'_> {
                 let routes = self.gtfs.join(format!("routes_{mix}.txt"));
                 let script = Some((self.transit_lua, routes.display().to_string()));
                 (self.wrk(*conns, secs, url, script), parse_wrk)
+            }
+            Load::H2load { conns, streams, h1 } => {
+                let mut c = self.command(Duration::from_secs(secs) + GRACE, "h2load");
+                let threads = self.threads.min(*conns as usize).max(1);
+                c.arg(format!("-t{threads}"))
+                    .arg(format!("-c{conns}"))
+                    .arg(format!("-m{streams}"))
+                    .arg(format!("-D{secs}"));
+                if *h1 {
+                    c.arg("--h1");
+                }
+                c.arg(url);
+                (c, parse_h2load)
             }
             Load::Siege { conns, reps } => {
                 let mut c = self.command(Duration::from_secs(15), "siege");
@@ -333,6 +361,37 @@ pub fn parse_wrk(text: &str) -> Result<Measured, String> {
     Ok(m)
 }
 
+/// Parses h2load's summary (`finished in 5.00s, 40310.52 req/s, …`, then the request and
+/// status code counts; it reports no latency percentiles).
+pub fn parse_h2load(text: &str) -> Result<Measured, String> {
+    let mut m = Measured::default();
+    let mut rps = None;
+    let count = |words: &[&str], what: &str| -> u64 {
+        words
+            .windows(2)
+            .find(|w| w[1].trim_end_matches(',') == what)
+            .and_then(|w| w[0].parse().ok())
+            .unwrap_or(0)
+    };
+    for line in text.lines().map(str::trim) {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["finished", "in", _, v, "req/s,", ..] => rps = v.parse().ok(),
+            ["requests:", rest @ ..] => {
+                m.requests = count(rest, "succeeded");
+                m.errors = count(rest, "failed") + count(rest, "errored") + count(rest, "timeout");
+            }
+            ["status", "codes:", rest @ ..] => m.non_2xx = count(rest, "4xx") + count(rest, "5xx"),
+            _ => {}
+        }
+    }
+    m.rps = rps.ok_or_else(|| format!("no req/s in h2load output: {text}"))?;
+    if m.requests == 0 {
+        return Err("no response completed".into());
+    }
+    Ok(m)
+}
+
 /// Parses siege's JSON summary (`json_output = true`).
 pub fn parse_siege(text: &str) -> Result<Measured, String> {
     let start = text.find('{').ok_or("no JSON in siege output")?;
@@ -393,6 +452,23 @@ Transfer/sec:     12.00MB
     }
 
     #[test]
+    fn parses_h2load() {
+        let out = "finished in 5.00s, 40310.52 req/s, 56.94MB/s
+requests: 201600 total, 201700 started, 201553 done, 201550 succeeded, 3 failed, 1 errored, 2 timeout
+status codes: 201540 2xx, 0 3xx, 4 4xx, 6 5xx
+traffic: 46.09MB (48331090) total, 4.62MB (4839600) headers (space savings 26.73%), 40.91MB (42902400) data
+";
+        let m = parse_h2load(out).unwrap();
+        assert_eq!(
+            (m.requests, m.rps, m.errors, m.non_2xx),
+            (201_550, 40310.52, 6, 10)
+        );
+        assert!(parse_h2load("garbage").is_err());
+        let none = out.replace("201550 succeeded", "0 succeeded");
+        assert_eq!(parse_h2load(&none), Err("no response completed".into()));
+    }
+
+    #[test]
     fn parses_siege_json() {
         let out = "** SIEGE 4.0.7\n{\n\t\"transactions\":\t\t\t       10000,\n\t\"availability\":\t\t\t      100.00,\n\t\"elapsed_time\":\t\t\t        1.25,\n\t\"response_time\":\t\t        0.06,\n\t\"transaction_rate\":\t\t     8000.00,\n\t\"failed_transactions\":\t\t           2\n}\n";
         let m = parse_siege(out).unwrap();
@@ -419,6 +495,13 @@ Transfer/sec:     12.00MB
             "wrk c256 ×16"
         );
         assert_eq!(Load::Idle { conns: 2000 }.label(), "2000 idle conns");
+        let h2 = |h1| Load::H2load {
+            conns: 100,
+            streams: 10,
+            h1,
+        };
+        assert_eq!(h2(false).label(), "h2load c100 m10");
+        assert_eq!(h2(true).label(), "h2load --h1 c100 m10");
         assert_eq!(
             Load::Routes {
                 conns: 50,

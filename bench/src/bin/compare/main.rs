@@ -1,6 +1,7 @@
 //! compare: Moria against its peers on this machine, in one run — TFB's seven test types vs a
 //! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp, a static file
-//! and a 1 GiB file vs nginx over HTTP and HTTPS, with wrk and siege, the transit-lang-cmp
+//! and a 1 GiB file vs nginx over HTTP and HTTPS (HTTP/1.1 with wrk and siege, HTTP/2 and
+//! pipelined HTTP/1.1 with h2load), the transit-lang-cmp
 //! server vs an axum peer on a generated GTFS feed, TLS handshakes per second (full and
 //! resumed, P-256 and RSA-2048) vs nginx, and the memory each idle keep-alive connection
 //! holds, Moria's file server beside nginx.
@@ -15,13 +16,13 @@
 //!
 //! | module | what lives there |
 //! |---|---|
-//! | `tools` | wrk, siege, nginx, curl, strace, PostgreSQL: found or installed (root) or the command printed |
+//! | `tools` | wrk, siege, h2load, nginx, curl, strace, PostgreSQL: found or installed (root) or the command printed |
 //! | `setup` | files, certificate, nginx and siege configuration, the throwaway PostgreSQL |
 //! | `gtfs` | the transit scenarios' feed, generated once by `gtfs_gen` |
 //! | `server` | which servers there are; starting, pinning, probing and stopping each |
 //! | `server_env` | what every server start needs (made by `setup`, read by `server`) |
 //! | `scenario` | the scenario list |
-//! | `load` | wrk and siege runs and their output |
+//! | `load` | wrk, h2load and siege runs and their output |
 //! | `wire` | the command's own HTTP/1.1 client (plain and TLS), for exact counts and idle connections |
 //! | `idle` | RSS per idle keep-alive connection |
 //! | `syscalls` | `strace -c -f` counts per request and per connection |
@@ -68,7 +69,7 @@ const MIN_FILE_SERVER_CONNS: usize = 16_384;
 /// Command-line flags.
 #[derive(Parser, Debug)]
 #[command(
-    about = "Moria vs its peers: TFB, hello, static files, transit; wrk and siege on loopback"
+    about = "Moria vs its peers: TFB, hello, static files (HTTP/1.1 and HTTP/2), transit; wrk, h2load and siege on loopback"
 )]
 struct Args {
     /// About a minute and a half: one 1-second run per server, no warm-up, small siege runs.
@@ -139,8 +140,9 @@ fn url(s: &Scenario, r: &Running) -> String {
     if s.is_ws() {
         return format!("ws://{}{}", r.http, s.path);
     }
-    match (s.https, r.https) {
-        (true, Some(a)) => format!("https://{a}{}", s.path),
+    match (s.https, r.https, r.h2c) {
+        (true, Some(a), _) => format!("https://{a}{}", s.path),
+        (false, _, Some(a)) if s.is_h2c() => format!("http://{a}{}", s.path),
         _ => format!("http://{}{}", r.http, s.path),
     }
 }
@@ -165,7 +167,7 @@ fn run_scenario(
                 // A WebSocket endpoint answers a plain GET with 400 or 426: the load's own
                 // handshake is the probe.
                 Ok(_) if s.is_ws() => None,
-                Ok(r) => match server::status_of(&url(s, r)) {
+                Ok(r) => match server::status_of(&url(s, r), s.is_h2c()) {
                     Ok(200) => None,
                     Ok(code) => Some(format!("answered {code}, not 200")),
                     Err(e) => Some(e),

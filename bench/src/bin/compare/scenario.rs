@@ -1,9 +1,11 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
-//! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the static file against nginx over HTTP and HTTPS, a
-//! 1 GiB file, TLS handshakes (a new HTTPS connection per request, full or resumed, P-256 and
-//! RSA-2048) against nginx, hello and the static file with metrics on against the same servers with them off,
-//! the transit server against the axum peer on the small and heavy route mixes,
-//! and the memory each idle keep-alive connection holds, over HTTP and HTTPS.
+//! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the
+//! static file against nginx over HTTP and HTTPS, over HTTP/2 (h2load, TLS and h2c) and over
+//! HTTP/1.1 pipelined by h2load, a 1 GiB file, TLS handshakes (a new HTTPS connection per
+//! request, full or resumed, P-256 and RSA-2048) against nginx, hello and the static file with
+//! metrics on against the same servers with them off, the transit server against the axum peer
+//! on the small and heavy route mixes, and the memory each idle keep-alive connection holds,
+//! over HTTP and HTTPS.
 
 use serde::Serialize;
 
@@ -36,6 +38,11 @@ impl Scenario {
     /// Whether the load speaks WebSocket (`ws://` URLs; no HTTP status probe).
     pub fn is_ws(&self) -> bool {
         matches!(self.load, Load::WsEcho { .. } | Load::WsBroadcast { .. })
+    }
+
+    /// Whether the load speaks h2c with prior knowledge (to the servers' h2c address).
+    pub fn is_h2c(&self) -> bool {
+        !self.https && matches!(self.load, Load::H2load { h1: false, .. })
     }
 }
 
@@ -250,6 +257,28 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
             });
         }
     }
+    for (name, https, h1, conns, streams) in [
+        ("h2-tls-c100-m10", true, false, 100, 10),
+        ("h2-tls-c500-m1", true, false, 500, 1),
+        ("h2c-c100-m10", false, false, 100, 10),
+        ("h2c-c500-m1", false, false, 500, 1),
+        ("h1-h2load-c100-m10", false, true, 100, 10),
+    ] {
+        out.push(Scenario {
+            name: name.into(),
+            what: if h1 {
+                "1312-byte static file, HTTP/1.1 pipelined (against the h2c rows)"
+            } else {
+                "1312-byte static file over HTTP/2"
+            },
+            moria: Server::MoriaFiles,
+            peers: vec![Server::Nginx],
+            path: format!("/{SMALL_FILE}"),
+            https,
+            load: Load::H2load { conns, streams, h1 },
+            body_bytes: Some(SMALL_SIZE),
+        });
+    }
     for (cert, cert_name) in [(Cert::P256, "p256"), (Cert::Rsa2048, "rsa2048")] {
         for (resume, kind) in [(false, "full"), (true, "resumed")] {
             out.push(Scenario {
@@ -382,6 +411,12 @@ mod tests {
         assert_eq!(select(all.clone(), &["ws-".into()]).len(), 4);
         assert_eq!(select(all.clone(), &["tls-handshake".into()]).len(), 4);
         assert_eq!(select(all.clone(), &["rsa2048".into()]).len(), 2);
+        assert_eq!(select(all.clone(), &["h2".into()]).len(), 5);
+        assert_eq!(select(all.clone(), &["h2c".into()]).len(), 2);
+        assert!(select(all.clone(), &["h2c".into()])
+            .iter()
+            .all(Scenario::is_h2c));
+        assert!(!select(all.clone(), &["h1-h2load".into()])[0].is_h2c());
         assert_eq!(select(all.clone(), &[]).len(), all.len());
         assert!(select(all, &["nothing".into()]).is_empty());
     }

@@ -103,6 +103,10 @@ pub struct Running {
     pub http: SocketAddr,
     /// HTTPS address (file servers only).
     pub https: Option<SocketAddr>,
+    /// Where it speaks h2c with prior knowledge (file servers only): the plain-HTTP port for
+    /// Moria (it detects the preface), a port of its own for nginx 1.22 (whose `http2`
+    /// cleartext listener speaks nothing else).
+    pub h2c: Option<SocketAddr>,
 }
 
 /// An address for a server to listen on: the peers cannot report a port they picked.
@@ -127,6 +131,11 @@ impl Running {
         )
         .then(free_addr)
         .transpose()?;
+        let h2c = match kind {
+            Server::Nginx => Some(free_addr()?),
+            Server::MoriaFiles | Server::MoriaFilesNoMetrics => Some(http),
+            _ => None,
+        };
         let workers = env.workers.to_string();
         let h = http.to_string();
         let program = |name: &str| env.bin.join(name).display().to_string();
@@ -186,7 +195,12 @@ impl Running {
                 env.max_connections.to_string(),
             ],
             Server::Nginx => {
-                let conf = crate::setup::nginx_conf(env, http, https.unwrap_or(http))?;
+                let conf = crate::setup::nginx_conf(
+                    env,
+                    http,
+                    https.unwrap_or(http),
+                    h2c.unwrap_or(http),
+                )?;
                 vec![
                     "nginx".into(),
                     "-c".into(),
@@ -221,8 +235,9 @@ impl Running {
             child,
             http,
             https,
+            h2c,
         };
-        for addr in std::iter::once(http).chain(https) {
+        for addr in std::iter::once(http).chain(https).chain(h2c) {
             running.wait_ready(addr)?;
         }
         Ok(running)
@@ -262,9 +277,14 @@ impl Drop for Running {
     }
 }
 
-/// The status code of `GET url` (via curl; `-k` for the self-signed certificate).
-pub fn status_of(url: &str) -> Result<u16, String> {
-    let out = Command::new("curl")
+/// The status code of `GET url` (via curl; `-k` for the self-signed certificate), over h2c with
+/// prior knowledge if `h2c`.
+pub fn status_of(url: &str, h2c: bool) -> Result<u16, String> {
+    let mut curl = Command::new("curl");
+    if h2c {
+        curl.arg("--http2-prior-knowledge");
+    }
+    let out = curl
         .args([
             "-sk",
             "--max-time",

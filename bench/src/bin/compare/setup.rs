@@ -165,9 +165,15 @@ impl Setup {
 const NGINX_SPARE_FDS: usize = 1024;
 
 /// Writes nginx's configuration, set up like the file server: `workers` processes, sendfile,
-/// no access log, unlimited keep-alive requests, TLS 1.3 with the shared certificate, and
-/// `max_connections` connections per worker (with file descriptors to spare for them).
-pub fn nginx_conf(env: &Env, http: SocketAddr, https: SocketAddr) -> Result<PathBuf, String> {
+/// no access log, unlimited keep-alive requests (HTTP/2 streams too), TLS 1.3 with the shared
+/// certificate and ALPN `h2`, h2c with prior knowledge on `h2c`, and `max_connections`
+/// connections per worker (with file descriptors to spare for them).
+pub fn nginx_conf(
+    env: &Env,
+    http: SocketAddr,
+    https: SocketAddr,
+    h2c: SocketAddr,
+) -> Result<PathBuf, String> {
     let d = &env.nginx_dir;
     let conf = format!(
         "worker_processes {workers};\ndaemon off;\npid {d}/nginx.pid;\n\
@@ -178,7 +184,8 @@ pub fn nginx_conf(env: &Env, http: SocketAddr, https: SocketAddr) -> Result<Path
          ssl_protocols TLSv1.3;\n  ssl_certificate {cert};\n  ssl_certificate_key {key};\n\
          client_body_temp_path {d};\n  types {{ application/octet-stream bin; }}\n\
          default_type application/octet-stream;\n\
-         server {{\n    listen {http} backlog=4096;\n    listen {https} ssl backlog=4096;\n\
+         server {{\n    listen {http} backlog=4096;\n    listen {https} ssl http2 backlog=4096;\n\
+         \x20   listen {h2c} http2 backlog=4096;\n\
          root {www};\n  }}\n}}\n",
         workers = env.workers,
         conns = env.max_connections,

@@ -8,6 +8,7 @@ use std::process::Command;
 pub const NEEDED: &[(&str, &str)] = &[
     ("wrk", "wrk"),
     ("siege", "siege"),
+    ("h2load", "nghttp2-client"),
     ("nginx", "nginx-light"),
     ("curl", "curl"),
     ("taskset", "util-linux"),
