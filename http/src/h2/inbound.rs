@@ -38,11 +38,17 @@ const CONTROL_PER_STREAM: u64 = 4;
 /// How many opened stream ids the connection remembers (see `Conn::recent`).
 const RECENT_STREAMS: usize = 256;
 
-/// A header block still waiting for its CONTINUATION frames.
-struct Pending {
+/// What the HEADERS frame that starts a header block says.
+#[derive(Clone, Copy)]
+struct BlockStart {
     stream: u32,
     end_stream: bool,
     self_dependent: bool,
+}
+
+/// A header block still waiting for its CONTINUATION frames.
+struct Pending {
+    start: BlockStart,
     block: Vec<u8>,
 }
 
@@ -291,16 +297,19 @@ impl<'s> Conn<'s> {
             self_dependent = u31(frag) == h.stream;
             frag = &frag[5..];
         }
-        let pending = Pending {
+        let block_start = BlockStart {
             stream: h.stream,
             end_stream: h.has(flag::END_STREAM),
             self_dependent,
-            block: frag.to_vec(),
         };
+        // A whole block (the usual case) is decoded where it lies; a partial one is kept.
         if h.has(flag::END_HEADERS) {
-            return self.header_block(pending, start);
+            return self.header_block(block_start, frag, start);
         }
-        self.pending = Some(pending);
+        self.pending = Some(Pending {
+            start: block_start,
+            block: frag.to_vec(),
+        });
         Ok(())
     }
 
@@ -313,7 +322,7 @@ impl<'s> Conn<'s> {
         let Some(mut pending) = self.pending.take() else {
             return Err(ConnError(ErrorCode::Protocol, "CONTINUATION out of place"));
         };
-        if h.kind != kind::CONTINUATION || h.stream != pending.stream {
+        if h.kind != kind::CONTINUATION || h.stream != pending.start.stream {
             return Err(ConnError(ErrorCode::Protocol, "header block interrupted"));
         }
         if pending.block.len() + payload.len() > MAX_HEADER_BLOCK {
@@ -324,18 +333,18 @@ impl<'s> Conn<'s> {
         }
         pending.block.extend_from_slice(payload);
         if h.has(flag::END_HEADERS) {
-            return self.header_block(pending, start);
+            return self.header_block(pending.start, &pending.block, start);
         }
         self.pending = Some(pending);
         Ok(())
     }
 
     /// A complete header block: a new request, or trailers.
-    fn header_block(&mut self, p: Pending, start: &mut dyn FnMut(Job)) -> Step {
+    fn header_block(&mut self, p: BlockStart, block: &[u8], start: &mut dyn FnMut(Job)) -> Step {
         let mut builder = HeadBuilder::default();
         let decoded = self
             .decoder
-            .decode(&p.block, MAX_HEADER_LIST_SIZE as usize, |n, v| {
+            .decode(block, MAX_HEADER_LIST_SIZE as usize, |n, v| {
                 builder.field(n, v)
             });
         if decoded == Err(BlockError::Compression) {
@@ -387,7 +396,7 @@ impl<'s> Conn<'s> {
     }
 
     /// A header block on a stream already opened: trailers, which must end the stream.
-    fn trailers(&mut self, id: u32, p: &Pending, builder: &HeadBuilder) -> Step {
+    fn trailers(&mut self, id: u32, p: &BlockStart, builder: &HeadBuilder) -> Step {
         let mut st = self.shared.state();
         let Some(slot) = st.streams.get_mut(&id) else {
             drop(st);
