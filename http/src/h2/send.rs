@@ -59,7 +59,10 @@ impl<'c> StreamSender<'c> {
         } else {
             self.reserve(body.len())?
         };
-        let max_frame = self.shared.state().peer.max_frame;
+        let (max_frame, alone) = {
+            let st = self.shared.state();
+            (st.peer.max_frame, st.streams.len() <= 1)
+        };
         let id = self.id;
         self.shared.queue(|out| {
             put_header_block(out, id, &block, head_ends, max_frame);
@@ -69,6 +72,10 @@ impl<'c> StreamSender<'c> {
         })?;
         if n < body.len() {
             return self.data(&body[n..], end);
+        }
+        // The only open stream has nobody to share its write with: no yield.
+        if alone {
+            return self.shared.flush();
         }
         self.shared.flush_soon()
     }
