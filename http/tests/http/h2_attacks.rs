@@ -1,8 +1,9 @@
 //! The known HTTP/2 attacks, each from a hostile client writing raw frames: each ends with the
 //! connection closed by a GOAWAY with the right code, or the stream refused, and the server
 //! still answers another connection. Rapid reset (CVE-2023-44487), CONTINUATION flood
-//! (CVE-2024-27316), HPACK bomb, SETTINGS and PING floods, a send window held shut, stream ids
-//! reused or going backwards, too many concurrent streams, a window overflow.
+//! (CVE-2024-27316), HPACK bomb, a dynamic table grown past our setting, SETTINGS and PING
+//! floods, a send window held shut, stream ids reused or going backwards, too many concurrent
+//! streams, a window overflow.
 
 use std::io::Read;
 use std::time::Duration;
@@ -86,6 +87,21 @@ fn hpack_bomb_is_answered_431_and_the_connection_goes_on() {
     c.get(3, "/", true, &[]);
     let answer = c.response_block(3);
     assert_eq!(answer[0], 0x80 | 8, "200: {answer:?}");
+    stop(&server);
+}
+
+#[test]
+fn a_dynamic_table_grown_past_our_setting_is_a_compression_error() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    // A dynamic table size update (§6.3) to 8,192 bytes: past our SETTINGS_HEADER_TABLE_SIZE
+    // (the default 4,096), so the block cannot be decoded.
+    let mut block = Vec::new();
+    int(&mut block, 8192, 5, 0x20);
+    block.extend_from_slice(&request_block("GET", "/", &[]));
+    c.frame(HEADERS, END_HEADERS | END_STREAM, 1, &block);
+    assert_eq!(c.goaway().1, 0x9, "COMPRESSION_ERROR");
+    still_serves(&server);
     stop(&server);
 }
 
