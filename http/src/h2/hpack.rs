@@ -33,8 +33,14 @@ pub(crate) struct Decoder {
 impl Decoder {
     /// A decoder whose dynamic table never grows past the protocol default.
     pub(crate) fn new() -> Decoder {
+        Decoder::with_table_size(HEADER_TABLE_SIZE)
+    }
+
+    /// A decoder whose dynamic table never grows past `max` bytes (what our
+    /// SETTINGS_HEADER_TABLE_SIZE allows).
+    pub(crate) fn with_table_size(max: usize) -> Decoder {
         let mut inner = HpackDecoder::new();
-        inner.set_max_allowed_table_size(HEADER_TABLE_SIZE);
+        inner.set_max_allowed_table_size(max);
         Decoder { inner }
     }
 

@@ -7,6 +7,7 @@
 //! | `frame.rs` | frame header codec, types, flags, error codes, padding, the frames the server sends |
 //! | `settings.rs` | the server's SETTINGS and limits, the peer's settings checked (§6.5.2) |
 //! | `hpack.rs` | header blocks: `loona-hpack`'s decoder bounded by the header list limit; our literal encoder |
+//! | `hpack_stories.rs` | (tests) the hpack-test-case stories through our decoder and encoder |
 //! | `huffman.rs` | HPACK's Huffman code, encoding side: the encoder's shorter strings |
 //! | `request_head.rs` | a request's fields checked by §8 and rewritten as an HTTP/1.1 head |
 //! | `shared.rs` | what the reading fiber and the stream fibers share: windows, inboxes, the writer |
@@ -23,6 +24,8 @@ mod body;
 mod conn;
 mod frame;
 mod hpack;
+#[cfg(test)]
+mod hpack_stories;
 mod huffman;
 mod inbound;
 mod reader;
