@@ -167,6 +167,27 @@ fn stream_ids_going_backwards_or_reused_end_the_connection() {
 }
 
 #[test]
+fn frames_on_even_stream_ids_end_the_connection() {
+    // The server opens no stream: an even id below the client's last one is still idle
+    // (§5.1.1), and DATA, RST_STREAM or WINDOW_UPDATE there is a connection error. (Found by
+    // fuzz_h2: the server used to answer with a RST_STREAM on the even id.)
+    let server = server_with(Server::builder());
+    for (kind, payload) in [
+        (DATA, &b""[..]),
+        (RST_STREAM, &CANCEL.to_be_bytes()[..]),
+        (WINDOW_UPDATE, &1u32.to_be_bytes()[..]),
+    ] {
+        let mut c = H2Raw::connect(server.local_addr());
+        c.get(5, "/", true, &[]);
+        c.response_block(5);
+        c.frame(kind, 0, 2, payload);
+        assert_eq!(c.goaway(), (5, PROTOCOL_ERROR), "frame type {kind}");
+    }
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
 fn streams_past_the_concurrency_limit_are_refused() {
     let server = server_with(Server::builder());
     let mut c = H2Raw::connect(server.local_addr());
