@@ -245,3 +245,42 @@ fn malformed_requests_are_reset_with_protocol_error() {
     let _ = PRIORITY;
     stop(&server);
 }
+
+/// Recurses until the fiber's stack overflows.
+#[inline(never)]
+fn deep(n: u64) -> u64 {
+    let frame = std::hint::black_box([n as u8; 4096]);
+    if n == u64::MAX {
+        return 0;
+    }
+    deep(n + 1).wrapping_add(u64::from(frame[0]))
+}
+
+#[test]
+fn a_stream_fiber_that_overflows_its_stack_gives_its_slot_back() {
+    let handler = |req: &mut Request<'_>, res: &mut Response| {
+        if req.path() == "/deep" {
+            res.body(deep(0).to_string());
+        } else {
+            res.body("ok");
+        }
+        Ok(())
+    };
+    let server = start(Server::builder(), handler);
+    let mut c = H2Raw::connect(server.local_addr());
+    // As many overflows as the connection has stream slots and pool fibers: each stream is
+    // reset at once, and its slot and fiber come back.
+    let mut id = 1;
+    for _ in 0..100 {
+        c.get(id, "/deep", true, &[]);
+        assert_eq!(c.rst(id), 0x2, "INTERNAL_ERROR for stream {id}");
+        id += 2;
+    }
+    for _ in 0..100 {
+        c.get(id, "/", true, &[]);
+        let answer = c.response_block(id);
+        assert_eq!(answer[0], 0x80 | 8, "200 for stream {id}: {answer:?}");
+        id += 2;
+    }
+    stop(&server);
+}

@@ -1,6 +1,6 @@
 //! What must hold after every connection, whatever the client sent: the server wrote whole
-//! frames, SETTINGS first; connection-level frames only on stream 0 and stream frames only on
-//! odd (client) ids; every response header block decodes (our HPACK encoder, Huffman included,
+//! frames, SETTINGS first; connection-level frames only on stream 0, DATA and header blocks only on
+//! odd (client) ids, RST_STREAM never on 0; every response header block decodes (our HPACK encoder, Huffman included,
 //! checked by `loona-hpack`'s decoder) and starts with `:status`; no more streams answered than
 //! the client opened.
 
@@ -60,9 +60,11 @@ pub fn check(run: &H2Run, opened: usize) -> Result<Ending, String> {
     for f in &frames {
         match (f.kind, f.stream) {
             (4 | 6 | 7, s) if s != 0 => return Err(format!("frame type {} on stream {s}", f.kind)),
-            (0 | 1 | 3 | 9, s) if s % 2 == 0 => {
+            // RST_STREAM may answer a bad PRIORITY on any stream (§6.3), even an even one.
+            (0 | 1 | 9, s) if s % 2 == 0 => {
                 return Err(format!("frame type {} on stream {s}", f.kind))
             }
+            (3, 0) => return Err("RST_STREAM on stream 0".into()),
             (0..=9, _) => {}
             (k, _) => return Err(format!("unknown frame type {k} written")),
         }
