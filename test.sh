@@ -56,9 +56,10 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 # Peers that are not Debian packages go into .tools/ (ignored by git), where the tests look
-# first: Python's kosoku (Autobahn's WebSocket cases) and websockets in .tools/venv, npm's ws in
+# first: Python's kosoku (Autobahn's WebSocket cases), websockets and httpx with h2 (its
+# HTTP/2, what `httpx[http2]` adds) in .tools/venv, npm's ws in
 # .tools/node_modules. Each is installed once; delete .tools/ to start over.
-pip_packages=(kosoku websockets)
+pip_packages=(kosoku websockets httpx h2)
 npm_packages=(ws)
 mkdir -p .tools
 if [ ! -x .tools/venv/bin/python ]; then

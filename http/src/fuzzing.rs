@@ -1,5 +1,6 @@
 //! The request-head scanner and parser as one pure function over a byte slice, for bench's
-//! `fuzz_h1` (feature `fuzzing`, hidden from the docs, no stability promise).
+//! `fuzz_h1` (feature `fuzzing`, hidden from the docs, no stability promise); `h2.rs`: one
+//! HTTP/2 connection over a byte slice, for `fuzz_h2`.
 //!
 //! [`parse_request`] runs the code the connection loop runs on a request head, in the same
 //! order: `take_head` (`h1/decode/request.rs`: the one-pass parse of a head that arrived whole,
@@ -12,6 +13,9 @@ use crate::method::{Method, Version};
 use crate::percent::decode_path_into;
 
 pub use crate::h1::{Failure, Framing};
+pub use h2::{h2_connection, H2Run};
+
+mod h2;
 
 /// An accepted request head, copied out of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -46,7 +46,7 @@
 //!   and `dispatch/h2` (a stream → the same `Request` → handler → HEADERS and DATA). `counters` (private): the
 //!   server's event counters. `source` (private): [`Source`] and the multipart/byteranges body.
 //! - `fuzzing` (feature `fuzzing`, hidden): the head scanner and parser over a byte slice, for
-//!   bench's `fuzz_h1`.
+//!   bench's `fuzz_h1`; one HTTP/2 connection over a byte slice, for `fuzz_h2`.
 //! - `http_date` (private): IMF-fixdate text for `Date` and `Last-Modified`.
 //! - `transport` (private): what the loop needs from TCP or TLS (timeouts, sendfile);
 //!   `tls` (private): the HTTPS transport and handshake; `tracker` (private): live connections.

@@ -74,14 +74,17 @@ pub enum Version {
     Http10,
     /// HTTP/1.1
     Http11,
+    /// HTTP/2 (a request that came on an HTTP/2 stream)
+    Http2,
 }
 
 impl Version {
-    /// `"HTTP/1.0"` or `"HTTP/1.1"`.
+    /// `"HTTP/1.0"`, `"HTTP/1.1"` or `"HTTP/2.0"` (as access logs write it).
     pub fn as_str(self) -> &'static str {
         match self {
             Version::Http10 => "HTTP/1.0",
             Version::Http11 => "HTTP/1.1",
+            Version::Http2 => "HTTP/2.0",
         }
     }
 }

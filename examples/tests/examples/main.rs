@@ -6,6 +6,7 @@ mod common;
 mod chat_browser;
 mod fileserver_auth;
 mod fileserver_browser;
+mod fileserver_h2_browser;
 mod fileserver_memory;
 mod fileserver_observability;
 mod mutual_tls;

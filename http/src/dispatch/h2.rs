@@ -4,8 +4,8 @@
 //! body reader over the stream's DATA), runs through the [`Dispatcher`], and its [`Response`]
 //! goes back as HEADERS and DATA. Files are copied through the stream (DATA frames cannot be
 //! `sendfile`d past the frame headers and the windows): HTTP/2 costs the static-file path a
-//! buffered copy where h1 has zero-copy. `Request::version` says HTTP/1.1 (the `Version` enum
-//! has no HTTP/2 yet); `Request::tls().alpn` says `h2` on HTTPS.
+//! buffered copy where h1 has zero-copy. `Request::version` says `Http2`; `Request::tls().alpn`
+//! says `h2` on HTTPS.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::time::{Duration, Instant};
@@ -18,7 +18,7 @@ use crate::body::{BodyOutcome, RequestBody};
 use crate::compress;
 use crate::h1::{take_head, BodyFraming, Failure, Framing, Head, HeadScan, Input};
 use crate::h2::{Call, ResponseHead, Service, StreamBody, StreamSender};
-use crate::method::Method;
+use crate::method::{Method, Version};
 use crate::metrics::{unrouted, RouteStat};
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
@@ -67,6 +67,7 @@ impl H2Service<'_> {
             let status = parsed.err().map_or(400, Failure::status);
             return self.refuse(send, status);
         }
+        head.version = Version::Http2;
         let mut path_buf = String::new();
         let raw_path = head.path.get(raw);
         let path: &str = if head.path_escaped {

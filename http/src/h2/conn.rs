@@ -6,7 +6,7 @@
 
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
-use std::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use moria_runtime::scope::scope;
@@ -88,7 +88,7 @@ pub(crate) fn serve(
             if !took_idle && workers.load(Ordering::Relaxed) < MAX_CONCURRENT_STREAMS as usize {
                 workers.fetch_add(1, Ordering::Relaxed);
                 let (q, sh, ctx) = (queue.clone(), &shared, &ctx);
-                s.spawn(move || work(q, sh, service, ctx));
+                s.spawn(move || supervise(q, sh, service, ctx));
             }
             // The queue outlives every sender: sending cannot fail.
             let _ = jobs.send(job);
@@ -155,10 +155,60 @@ fn wait_streams(shared: &Shared, limit: Duration) {
     }
 }
 
-/// A pool fiber: serves streams until the connection ends.
-fn work(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: &WorkCtx<'_>) {
+/// Runs a pool fiber, and another in its place each time one dies without returning (a stack
+/// overflow abandons its frames, so nothing of it unwinds): the stream it served is reset
+/// (INTERNAL_ERROR) and its slot freed at once, so the connection keeps its capacity.
+fn supervise(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: &WorkCtx<'_>) {
+    let serving = AtomicU32::new(0);
+    loop {
+        let (q, serving) = (queue.clone(), &serving);
+        let returned = scope(|inner| {
+            inner
+                .spawn(move || work(q, shared, service, ctx, serving))
+                .join()
+                .is_ok()
+        });
+        if returned {
+            return;
+        }
+        let id = serving.swap(0, Ordering::AcqRel);
+        log::warn!("HTTP/2 stream {id}: its fiber died (stack overflow); stream reset");
+        let quiet = {
+            let mut st = shared.state();
+            st.streams.remove(&id);
+            st.streams.is_empty()
+        };
+        shared.changed.notify_all();
+        let _ = shared.send(|out| put_rst(out, id, ErrorCode::Internal));
+        if quiet {
+            went_quiet(ctx);
+        }
+    }
+}
+
+/// The last open stream just ended: the reading fiber, which may be waiting with a stream
+/// open, is idle now, for a shutdown to wake (and if the shutdown already began, it is woken
+/// here).
+fn went_quiet(ctx: &WorkCtx<'_>) {
+    ctx.idle.store(true, Ordering::SeqCst);
+    fence(Ordering::SeqCst);
+    if ctx.token.is_triggered() {
+        shutdown_read(ctx.fd);
+    }
+}
+
+/// A pool fiber: serves streams until the connection ends, each one's id in `serving`
+/// meanwhile.
+fn work(
+    queue: Receiver<Job>,
+    shared: &Shared,
+    service: &dyn Service,
+    ctx: &WorkCtx<'_>,
+    serving: &AtomicU32,
+) {
     while let Ok(job) = queue.recv() {
         let id = job.id;
+        serving.store(id, Ordering::Release);
         service.serve(Call {
             head: job.head,
             bodyless: job.bodyless,
@@ -183,15 +233,10 @@ fn work(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: &Work
                 }
             });
         }
+        serving.store(0, Ordering::Release);
         ctx.idle_workers.fetch_add(1, Ordering::AcqRel);
         if quiet {
-            // The reading fiber may be waiting with a stream open: it is idle now, for a
-            // shutdown to wake (and if the shutdown already began, it is woken here).
-            ctx.idle.store(true, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if ctx.token.is_triggered() {
-                shutdown_read(ctx.fd);
-            }
+            went_quiet(ctx);
         }
     }
 }

@@ -1,13 +1,16 @@
 //! HPACK (RFC 7541) for the server: the decoder is ours (`hpack_decode.rs`: static and bounded
 //! dynamic table, Huffman decoding without allocation), wrapped to bound the decoded header
-//! list; the encoder is ours and deliberately minimal: static-table indexes and literals
-//! *without indexing*, no Huffman. It keeps no dynamic table, so it never
-//! has to follow the peer's SETTINGS_HEADER_TABLE_SIZE, and a response head costs a copy of
-//! its bytes; Huffman would save about a fifth of the header bytes for CPU on every response.
+//! list; the encoder is ours: static-table indexes and literals
+//! *without indexing*, each string Huffman-coded when that is shorter (as nghttp2 and hyper's h2
+//! do; `huffman.rs`). It keeps no dynamic table: it never has to follow the peer's
+//! SETTINGS_HEADER_TABLE_SIZE or keep state per connection, and a response's fields (a date, a
+//! length, an ETag) mostly change from one response to the next; a table would save the
+//! repeated `server` and `content-type` values, a few bytes per response.
 
 use loona_hpack::encoder::encode_integer_into;
 
 use super::hpack_decode::FieldDecoder;
+use super::huffman;
 use super::settings::HEADER_TABLE_SIZE;
 
 /// Why a header block could not be taken.
@@ -28,8 +31,14 @@ pub(crate) struct Decoder {
 impl Decoder {
     /// A decoder whose dynamic table never grows past the protocol default.
     pub(crate) fn new() -> Decoder {
+        Decoder::with_table_size(HEADER_TABLE_SIZE)
+    }
+
+    /// A decoder whose dynamic table never grows past `max` bytes (what our
+    /// SETTINGS_HEADER_TABLE_SIZE allows).
+    pub(crate) fn with_table_size(max: usize) -> Decoder {
         Decoder {
-            inner: FieldDecoder::new(HEADER_TABLE_SIZE),
+            inner: FieldDecoder::new(max),
         }
     }
 
@@ -160,9 +169,16 @@ fn literal(name_index: usize, name: &[u8], value: &[u8], out: &mut Vec<u8>) {
     string(value, out);
 }
 
+/// A string literal (§5.2): Huffman-coded when that is shorter, else as it is.
 fn string(s: &[u8], out: &mut Vec<u8>) {
-    int(s.len(), 7, 0x00, out);
-    out.extend_from_slice(s);
+    let coded = huffman::encoded_len(s);
+    if coded < s.len() {
+        int(coded, 7, 0x80, out);
+        huffman::encode(s, out);
+    } else {
+        int(s.len(), 7, 0x00, out);
+        out.extend_from_slice(s);
+    }
 }
 
 fn int(v: usize, prefix: u8, bits: u8, out: &mut Vec<u8>) {
@@ -191,11 +207,32 @@ mod tests {
     #[test]
     fn what_the_encoder_writes_the_decoder_reads() {
         let long = vec![b'x'; 300];
-        let got = round_trip(&[(b"content-type", b"text/plain"), (b"x-long", &long)]);
+        // Bytes whose codes are longer than 8 bits: written as they are.
+        let raw = vec![0u8, 1, 2, 255];
+        let got = round_trip(&[
+            (b"content-type", b"text/plain"),
+            (b"x-long", &long),
+            (b"x-raw", &raw),
+        ]);
         assert_eq!(got[0], (b":status".to_vec(), b"200".to_vec()));
         assert_eq!(got[1], (b":status".to_vec(), b"418".to_vec()));
         assert_eq!(got[2], (b"content-type".to_vec(), b"text/plain".to_vec()));
         assert_eq!(got[3], (b"x-long".to_vec(), long));
+        assert_eq!(got[4], (b"x-raw".to_vec(), raw));
+    }
+
+    #[test]
+    fn strings_are_huffman_coded_when_shorter() {
+        let mut block = Vec::new();
+        encode_field(b"content-type", b"text/plain", &mut block);
+        // content-type is static index 31; "text/plain" is 7 bytes Huffman-coded.
+        assert_eq!(&block[..2], &[0x0f, 31 - 15]);
+        assert_eq!(block[2], 0x80 | 7);
+        assert_eq!(block.len(), 3 + 7);
+        block.clear();
+        // "x" is 7 bits coded (no shorter), NUL 13 bits (longer): both as they are.
+        encode_field(b"x", b"\0", &mut block);
+        assert_eq!(block, [0x00, 1, b'x', 1, 0]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! HPACK header block decoding (RFC 7541 §2–6): integers, string literals (Huffman through
-//! `huffman_decode.rs`), the static table and a dynamic table bounded by the server's
+//! `huffman.rs`), the static table and a dynamic table bounded by the server's
 //! SETTINGS_HEADER_TABLE_SIZE. Fields go to a callback as slices (into the table or into two
 //! scratch buffers kept across blocks): decoding a block allocates only for entries it adds to
 //! the dynamic table.
@@ -7,7 +7,7 @@
 use std::collections::VecDeque;
 
 use super::hpack::STATIC_NAMES;
-use super::huffman_decode;
+use super::huffman;
 
 /// Bytes an entry costs in the dynamic table besides its name and value (§4.1).
 const ENTRY_OVERHEAD: usize = 32;
@@ -187,7 +187,7 @@ fn string(block: &mut &[u8], out: &mut Vec<u8>) -> Result<(), BadBlock> {
     *block = rest;
     out.clear();
     if huffman {
-        huffman_decode::decode(s, out).map_err(|_| BadBlock)
+        huffman::decode(s, out).map_err(|_| BadBlock)
     } else {
         out.extend_from_slice(s);
         Ok(())

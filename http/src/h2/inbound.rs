@@ -224,11 +224,17 @@ impl<'s> Conn<'s> {
         Ok(())
     }
 
+    /// Whether stream `id` is idle: above every stream the client opened, or even (a stream
+    /// only the server could open, and it opens none) (§5.1, §5.1.1).
+    fn idle(&self, id: u32) -> bool {
+        id > self.last_stream || id.is_multiple_of(2)
+    }
+
     fn data(&mut self, h: &FrameHeader, payload: &[u8]) -> Step {
         if h.stream == 0 {
             return Err(ConnError(ErrorCode::Protocol, "DATA on stream 0"));
         }
-        if h.stream > self.last_stream {
+        if self.idle(h.stream) {
             return Err(ConnError(ErrorCode::Protocol, "DATA on an idle stream"));
         }
         let body = unpad(h.flags, payload).map_err(|c| ConnError(c, "bad padding"))?;
@@ -474,7 +480,7 @@ impl<'s> Conn<'s> {
                 "RST_STREAM of the wrong size",
             ));
         }
-        if h.stream > self.last_stream {
+        if self.idle(h.stream) {
             return Err(ConnError(
                 ErrorCode::Protocol,
                 "RST_STREAM on an idle stream",
@@ -566,7 +572,7 @@ impl<'s> Conn<'s> {
                 ));
             }
         } else {
-            if h.stream > self.last_stream {
+            if self.idle(h.stream) {
                 return Err(ConnError(
                     ErrorCode::Protocol,
                     "WINDOW_UPDATE on an idle stream",

@@ -6,9 +6,10 @@
 //! |---|---|
 //! | `frame.rs` | frame header codec, types, flags, error codes, padding, the frames the server sends |
 //! | `settings.rs` | the server's SETTINGS and limits, the peer's settings checked (§6.5.2) |
-//! | `hpack.rs` | header blocks: the decoder bounded by the header list limit; our literal encoder |
+//! | `hpack.rs` | header blocks: the decoder bounded by the header list limit; our encoder (static indexes, literals, Huffman when shorter) |
 //! | `hpack_decode.rs` | header block decoding: integers, strings, the static and the bounded dynamic table |
-//! | `huffman_decode.rs` | Huffman-coded strings decoded by the canonical code's lengths |
+//! | `hpack_stories.rs` | (tests) the hpack-test-case stories through our decoder and encoder |
+//! | `huffman.rs` | HPACK's Huffman code both ways, from the canonical code's lengths |
 //! | `request_head.rs` | a request's fields checked by §8 and rewritten as an HTTP/1.1 head |
 //! | `shared.rs` | what the reading fiber and the stream fibers share: windows, inboxes, the writer |
 //! | `conn.rs` | the connection: preface, the stream fiber pool, GOAWAY, linger |
@@ -25,7 +26,9 @@ mod conn;
 mod frame;
 mod hpack;
 mod hpack_decode;
-mod huffman_decode;
+#[cfg(test)]
+mod hpack_stories;
+mod huffman;
 mod inbound;
 mod reader;
 mod request_head;

@@ -1,8 +1,9 @@
 //! The known HTTP/2 attacks, each from a hostile client writing raw frames: each ends with the
 //! connection closed by a GOAWAY with the right code, or the stream refused, and the server
 //! still answers another connection. Rapid reset (CVE-2023-44487), CONTINUATION flood
-//! (CVE-2024-27316), HPACK bomb, SETTINGS and PING floods, a send window held shut, stream ids
-//! reused or going backwards, too many concurrent streams, a window overflow.
+//! (CVE-2024-27316), HPACK bomb, a dynamic table grown past our setting, SETTINGS and PING
+//! floods, a send window held shut, stream ids reused or going backwards, too many concurrent
+//! streams, a window overflow.
 
 use std::io::Read;
 use std::time::Duration;
@@ -90,6 +91,21 @@ fn hpack_bomb_is_answered_431_and_the_connection_goes_on() {
 }
 
 #[test]
+fn a_dynamic_table_grown_past_our_setting_is_a_compression_error() {
+    let server = server_with(Server::builder());
+    let mut c = H2Raw::connect(server.local_addr());
+    // A dynamic table size update (§6.3) to 8,192 bytes: past our SETTINGS_HEADER_TABLE_SIZE
+    // (the default 4,096), so the block cannot be decoded.
+    let mut block = Vec::new();
+    int(&mut block, 8192, 5, 0x20);
+    block.extend_from_slice(&request_block("GET", "/", &[]));
+    c.frame(HEADERS, END_HEADERS | END_STREAM, 1, &block);
+    assert_eq!(c.goaway().1, 0x9, "COMPRESSION_ERROR");
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
 fn settings_and_ping_floods_end_with_enhance_your_calm() {
     let server = server_with(Server::builder());
     for kind in [SETTINGS, PING] {
@@ -151,6 +167,27 @@ fn stream_ids_going_backwards_or_reused_end_the_connection() {
 }
 
 #[test]
+fn frames_on_even_stream_ids_end_the_connection() {
+    // The server opens no stream: an even id below the client's last one is still idle
+    // (§5.1.1), and DATA, RST_STREAM or WINDOW_UPDATE there is a connection error. (Found by
+    // fuzz_h2: the server used to answer with a RST_STREAM on the even id.)
+    let server = server_with(Server::builder());
+    for (kind, payload) in [
+        (DATA, &b""[..]),
+        (RST_STREAM, &CANCEL.to_be_bytes()[..]),
+        (WINDOW_UPDATE, &1u32.to_be_bytes()[..]),
+    ] {
+        let mut c = H2Raw::connect(server.local_addr());
+        c.get(5, "/", true, &[]);
+        c.response_block(5);
+        c.frame(kind, 0, 2, payload);
+        assert_eq!(c.goaway(), (5, PROTOCOL_ERROR), "frame type {kind}");
+    }
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
 fn streams_past_the_concurrency_limit_are_refused() {
     let server = server_with(Server::builder());
     let mut c = H2Raw::connect(server.local_addr());
@@ -206,5 +243,44 @@ fn malformed_requests_are_reset_with_protocol_error() {
     c.get(11, "/", true, &[]);
     c.response_block(11);
     let _ = PRIORITY;
+    stop(&server);
+}
+
+/// Recurses until the fiber's stack overflows.
+#[inline(never)]
+fn deep(n: u64) -> u64 {
+    let frame = std::hint::black_box([n as u8; 4096]);
+    if n == u64::MAX {
+        return 0;
+    }
+    deep(n + 1).wrapping_add(u64::from(frame[0]))
+}
+
+#[test]
+fn a_stream_fiber_that_overflows_its_stack_gives_its_slot_back() {
+    let handler = |req: &mut Request<'_>, res: &mut Response| {
+        if req.path() == "/deep" {
+            res.body(deep(0).to_string());
+        } else {
+            res.body("ok");
+        }
+        Ok(())
+    };
+    let server = start(Server::builder(), handler);
+    let mut c = H2Raw::connect(server.local_addr());
+    // As many overflows as the connection has stream slots and pool fibers: each stream is
+    // reset at once, and its slot and fiber come back.
+    let mut id = 1;
+    for _ in 0..100 {
+        c.get(id, "/deep", true, &[]);
+        assert_eq!(c.rst(id), 0x2, "INTERNAL_ERROR for stream {id}");
+        id += 2;
+    }
+    for _ in 0..100 {
+        c.get(id, "/", true, &[]);
+        let answer = c.response_block(id);
+        assert_eq!(answer[0], 0x80 | 8, "200 for stream {id}: {answer:?}");
+        id += 2;
+    }
     stop(&server);
 }

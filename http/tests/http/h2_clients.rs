@@ -1,7 +1,7 @@
 //! HTTP/2 against real clients: curl with `--http2-prior-knowledge` (h2c on the HTTP/1.1 port)
 //! and `--http2` over TLS (ALPN), nghttp with many streams on one connection. The same
 //! handlers and static files as over h1: GET, HEAD, POST with a body, a large file, ranges and
-//! conditional requests.
+//! conditional requests, `Expect: 100-continue` (a 100, or a 413 before the body).
 
 use std::io::Read;
 
@@ -152,4 +152,57 @@ fn shutdown_sends_goaway_to_an_idle_h2_connection() {
     c.until_end(1);
     stop(&server);
     assert_eq!(c.goaway(), (1, 0), "GOAWAY(NO_ERROR) naming stream 1");
+}
+
+#[test]
+fn expect_100_continue_over_h2c_answered_by_curl_and_refused_to_nghttp() {
+    require_curl();
+    // Reads and echoes the body, unless it is declared longer than 1,000 bytes: then 413
+    // without reading it.
+    let handler = |req: &mut Request<'_>, res: &mut Response| {
+        let declared: u64 = req
+            .header("content-length")
+            .and_then(|v| std::str::from_utf8(v).ok()?.parse().ok())
+            .unwrap_or(0);
+        if declared > 1000 {
+            res.status(413);
+            return Ok(());
+        }
+        let mut body = Vec::new();
+        req.body().read_to_end(&mut body)?;
+        res.body(body);
+        Ok(())
+    };
+    let server = start(Server::builder(), handler);
+    let addr = server.local_addr();
+    // curl waits up to 30 s for the 100 before it sends the body: it never gives up first.
+    let expect = [
+        "-v",
+        "-H",
+        "Expect: 100-continue",
+        "--expect100-timeout",
+        "30",
+    ];
+    let o = curl_h2c(
+        addr,
+        "/",
+        &[&expect[..], &["--data-binary", "small body"]].concat(),
+    );
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{log}");
+    assert_eq!(o.stdout, b"small body");
+    assert!(log.contains("< HTTP/2 100"), "{log}");
+
+    // The refusal through nghttp (curl 7.88 reports the RST_STREAM(NO_ERROR) that follows an
+    // answer given before the request ended, as RFC 9113 §8.1 has it, as an empty reply).
+    require_nghttp();
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big");
+    std::fs::write(&big, "x".repeat(5000)).unwrap();
+    let big = big.to_str().unwrap();
+    let out = stdout(&nghttp(addr, "/", &["-v", "--expect-continue", "-d", big]));
+    assert!(out.contains(":status: 413"), "{out}");
+    assert!(!out.contains(":status: 100"), "{out}");
+    assert!(!out.contains("send DATA frame"), "no body sent: {out}");
+    stop(&server);
 }

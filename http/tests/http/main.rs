@@ -30,6 +30,7 @@ mod connection_paths;
 mod h2_attacks;
 mod h2_clients;
 mod h2_httpwg;
+mod h2_httpx;
 mod health_probes;
 mod metrics_prometheus;
 mod multipart_forms;

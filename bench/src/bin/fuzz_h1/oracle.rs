@@ -84,6 +84,8 @@ fn encode(h: &ParsedHead) -> Vec<u8> {
     out.extend_from_slice(match h.version {
         Version::Http10 => b" HTTP/1.0\r\n",
         Version::Http11 => b" HTTP/1.1\r\n",
+        // Never from the h1 parser: its re-parse would differ, a finding.
+        Version::Http2 => b" HTTP/2.0\r\n",
     });
     for (name, value) in &h.fields {
         out.extend_from_slice(name);

@@ -1,6 +1,6 @@
 //! Headless Chromium driven over WebDriver (W3C, through Debian's `chromedriver`) with
 //! moria-http's own client: open pages, find and click elements, attach files, run scripts,
-//! take screenshots, switch `prefers-color-scheme`. Both programs missing fail the test naming
+//! take screenshots, switch `prefers-color-scheme`, read the DevTools network events. Both programs missing fail the test naming
 //! their Debian packages.
 
 use std::io::{BufRead, BufReader};
@@ -71,6 +71,8 @@ impl Browser {
             "--no-sandbox",
             "--disable-gpu",
             "--disable-quic",
+            // The file server's HTTPS listener has a self-signed certificate.
+            "--ignore-certificate-errors",
             "--no-first-run",
             "--disable-background-networking",
             "--disable-component-update",
@@ -81,9 +83,11 @@ impl Browser {
             "--hide-scrollbars",
             &profile_arg,
         ];
+        // The DevTools performance log carries each response's protocol and connection id.
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}
+            "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args},
+            "goog:loggingPrefs": {"performance": "ALL"}
         }}});
         let created = browser.call("POST", "", Some(caps));
         let id = created["sessionId"]
@@ -171,6 +175,20 @@ impl Browser {
             &format!("/element/{element}/value"),
             Some(json!({ "text": text })),
         );
+    }
+
+    /// The DevTools events logged since the last call (chromedriver's performance log), each
+    /// `{"method": …, "params": …}`.
+    pub fn devtools_events(&self) -> Vec<Value> {
+        let entries = self.call("POST", "/se/log", Some(json!({"type": "performance"})));
+        entries
+            .as_array()
+            .expect("log entries")
+            .iter()
+            .filter_map(|e| e["message"].as_str())
+            .filter_map(|m| serde_json::from_str::<Value>(m).ok())
+            .map(|m| m["message"].clone())
+            .collect()
     }
 
     /// Runs `js` as a function body in the page; returns what it returns.

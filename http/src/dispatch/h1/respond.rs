@@ -60,7 +60,7 @@ impl ConnCtx<'_> {
         let conn_header = match (keep, version) {
             (false, _) => ConnHeader::Close,
             (true, Version::Http10) => ConnHeader::KeepAlive,
-            (true, Version::Http11) => ConnHeader::None,
+            (true, Version::Http11 | Version::Http2) => ConnHeader::None,
         };
         let date = conn.date.get(conn.now);
         conn.encoder.encode(

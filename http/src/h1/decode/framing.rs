@@ -126,7 +126,7 @@ impl FramingFields {
     /// HTTP/1.1 unless `close` is listed, in HTTP/1.0 only when `keep-alive` is.
     pub(crate) fn persistent(&self, version: Version) -> bool {
         match version {
-            Version::Http11 => !self.close,
+            Version::Http11 | Version::Http2 => !self.close,
             Version::Http10 => self.keep_alive && !self.close,
         }
     }

@@ -1,10 +1,11 @@
-//! HPACK's Huffman code (RFC 7541 §5.2, Appendix B), decoding side. The code is canonical
-//! (codes of one length are consecutive, in symbol order, and every shorter code sorts before
-//! every longer one), so the bit length of each symbol is all the table it needs: a symbol is
-//! found by comparing the next `len` bits with the first code of each length, shortest first
-//! (5 to 8 bits for the characters of a typical header: a few comparisons per byte, no
-//! allocation). `loona-hpack` builds a hash map of the 257 codes for every string it decodes,
-//! which cost HTTP/2 about 16 µs per request.
+//! HPACK's Huffman code (RFC 7541 §5.2, Appendix B), both ways. The code is canonical (codes of
+//! one length are consecutive, in symbol order, and every shorter code sorts before every longer
+//! one), so the bit length of each symbol is the whole table: the encoder's codes and the
+//! decoder's per-length first codes are computed from it at compile time. A symbol is decoded by
+//! comparing the next `len` bits with the first code of each length, shortest first (5 to 8 bits
+//! for the characters of a typical header: a few comparisons per byte, no allocation).
+//! `loona-hpack` builds a hash map of the 257 codes for every string it decodes, which cost
+//! HTTP/2 about 16 µs per request, and keeps its encoding table private.
 
 /// Bit length of each symbol's code, RFC 7541 Appendix B (symbol 256 is EOS).
 const LENGTHS: [u8; 257] = [
@@ -67,7 +68,7 @@ const fn canonical() -> Canonical {
     t
 }
 
-static TABLE: Canonical = canonical();
+const TABLE: Canonical = canonical();
 
 /// Why a Huffman string is invalid (§5.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,29 +115,63 @@ pub(super) fn decode(src: &[u8], out: &mut Vec<u8>) -> Result<(), BadHuffman> {
     }
 }
 
+/// (code, bit length) of each byte, from the canonical shape (EOS, symbol 256, is never
+/// written: padding is its most significant bits, all ones).
+const fn codes() -> [(u32, u8); 256] {
+    let mut out = [(0u32, 0u8); 256];
+    let mut len = MIN_LEN;
+    while len <= MAX_LEN {
+        let mut k = 0;
+        while k < TABLE.count[len] as usize {
+            let s = TABLE.symbols[TABLE.offset[len] as usize + k] as usize;
+            if s < 256 {
+                out[s] = (TABLE.first[len] + k as u32, len as u8);
+            }
+            k += 1;
+        }
+        len += 1;
+    }
+    out
+}
+
+static CODES: [(u32, u8); 256] = codes();
+
+/// The length in bytes of `s` Huffman-encoded.
+pub(crate) fn encoded_len(s: &[u8]) -> usize {
+    let bits: usize = s
+        .iter()
+        .map(|&b| usize::from(CODES[usize::from(b)].1))
+        .sum();
+    bits.div_ceil(8)
+}
+
+/// Appends `s` Huffman-encoded, padded with ones to a byte boundary.
+pub(crate) fn encode(s: &[u8], out: &mut Vec<u8>) {
+    // At most 7 pending bits plus one code of at most 30 bits: fits in 64.
+    let mut acc = 0u64;
+    let mut pending = 0u32;
+    for &b in s {
+        let (code, len) = CODES[usize::from(b)];
+        acc = (acc << len) | u64::from(code);
+        pending += u32::from(len);
+        while pending >= 8 {
+            pending -= 8;
+            out.push((acc >> pending) as u8);
+        }
+    }
+    if pending > 0 {
+        out.push(((acc << (8 - pending)) as u8) | (0xff >> pending));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// The codes of `s` (rebuilt from the canonical shape), padded with ones.
-    fn encode(s: &[u8]) -> Vec<u8> {
-        let (mut acc, mut bits, mut out) = (0u128, 0, Vec::new());
-        for &b in s {
-            let len = LENGTHS[b as usize] as usize;
-            let rank = TABLE.symbols[TABLE.offset[len] as usize..]
-                .iter()
-                .position(|&x| x == u16::from(b))
-                .unwrap();
-            acc = (acc << len) | u128::from(TABLE.first[len] + rank as u32);
-            bits += len;
-            while bits >= 8 {
-                out.push((acc >> (bits - 8)) as u8);
-                bits -= 8;
-            }
-        }
-        if bits > 0 {
-            out.push(((acc << (8 - bits)) as u8) | ((1u8 << (8 - bits)) - 1));
-        }
+    fn encoded(s: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        super::encode(s, &mut out);
+        assert_eq!(out.len(), encoded_len(s));
         out
     }
 
@@ -167,7 +202,7 @@ mod tests {
         ];
         for (wire, text) in cases {
             assert_eq!(decoded(wire).unwrap(), text);
-            assert_eq!(encode(text), wire);
+            assert_eq!(encoded(text), wire);
         }
     }
 
@@ -189,9 +224,9 @@ mod tests {
     #[test]
     fn every_byte_round_trips() {
         let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(decoded(&encode(&all)).unwrap(), all);
+        assert_eq!(decoded(&encoded(&all)).unwrap(), all);
         for b in 0..=255u8 {
-            assert_eq!(decoded(&encode(&[b, b'a', b])).unwrap(), [b, b'a', b]);
+            assert_eq!(decoded(&encoded(&[b, b'a', b])).unwrap(), [b, b'a', b]);
         }
     }
 
@@ -215,6 +250,18 @@ mod tests {
             let bytes: Vec<u8> = (0..len).map(|i| (x >> (i * 5)) as u8 | 0x80).collect();
             let theirs = loona_hpack::huffman::HuffmanDecoder::new().decode(&bytes);
             assert_eq!(decoded(&bytes).ok(), theirs.ok(), "{bytes:02x?}");
+        }
+    }
+
+    #[test]
+    fn every_byte_in_every_bit_position_round_trips_through_loona() {
+        for shift in 0..8 {
+            let mut s: Vec<u8> = b"a".repeat(shift);
+            s.extend(0..=255u8);
+            let out = encoded(&s);
+            let theirs = loona_hpack::huffman::HuffmanDecoder::new().decode(&out);
+            assert_eq!(theirs.unwrap(), s, "shift {shift}");
+            assert_eq!(decoded(&out).unwrap(), s, "shift {shift}");
         }
     }
 }
