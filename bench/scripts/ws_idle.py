@@ -3,7 +3,12 @@
 RSS (VmRSS) with one warm-up socket open, then with N more sockets that each did one
 handshake and one echoed message and stay idle; the figure is (after - before) / N.
 
-  bench/scripts/ws_idle.py --pid PID --url ws://127.0.0.1:9001/ [--tls] [--deflate] [-n 10000]
+  bench/scripts/ws_idle.py --pid PID --addr 127.0.0.1:9001 [--tls] [--deflate] [-n 10000]
+                           [--quiet 2.0]
+
+RSS is measured once `--quiet` seconds have passed after the last socket opened (then when it
+stops moving): a socket gives its buffers and stack pages back only after the server's
+`quiet_after` (1 s), and RSS holds still during that wait.
 
 The server is Moria's `echo --ws` (release build). Plain sockets, no WebSocket library, so
 10,000 connections open in seconds.
@@ -69,6 +74,9 @@ def main():
     ap.add_argument("--tls", action="store_true")
     ap.add_argument("--deflate", action="store_true")
     ap.add_argument("-n", type=int, default=10000)
+    ap.add_argument("--quiet", type=float, default=2.0,
+                    help="seconds to let pass before measuring, past the server's quiet_after "
+                         "(1 s by default), so idle sockets have given their memory back")
     a = ap.parse_args()
     host, port = a.addr.rsplit(":", 1)
     port = int(port)
@@ -77,6 +85,7 @@ def main():
     t = time.time()
     socks = [open_ws(host, port, a.tls, a.deflate) for _ in range(a.n)]
     opened = time.time() - t
+    time.sleep(a.quiet)
     after = settle(a.pid)
     per = (after - before) * 1024 / a.n
     print(f"{a.n} idle websockets ({'wss' if a.tls else 'ws'}, deflate {'on' if a.deflate else 'off'}): "

@@ -15,5 +15,5 @@ pub(crate) struct Upgraded {
     pub(crate) leftover: Vec<u8>,
 }
 
-/// What runs on the connection after the 101, in the connection's fiber.
+/// What runs on the connection after the 101, in a fiber of its own (`server/accept.rs`).
 pub(crate) type OnUpgrade = Box<dyn FnOnce(Upgraded) + Send>;

@@ -3,8 +3,8 @@
 //!
 //! Both halves share the TLS session behind a lock that is only held while it runs (it never
 //! waits: its transport is memory, see `memio.rs`), never across a socket wait. Each
-//! half of the socket has its own descriptor (`TcpStream::split`) behind a fiber lock, held
-//! across that socket's waits, so one fiber at a time reads and one writes:
+//! half of the socket (`TcpStream::split`: one descriptor, a reader and a writer) sits behind a
+//! fiber lock, held across that half's waits, so one fiber at a time reads and one writes:
 //!
 //! - bytes OpenSSL produced (records, and handshake answers a read can produce: a TLS 1.3
 //!   KeyUpdate, a TLS 1.2 renegotiation) are taken out of the session and sent only while the

@@ -52,7 +52,7 @@ impl Acceptor {
     }
 
     /// Answers the handshake in `req`: a 101 that hands the connection to `on_open` (run in
-    /// the connection's fiber once the 101 is sent), or the refusal, and says which.
+    /// a fiber of its own once the 101 is sent), or the refusal, and says which.
     pub fn accept(
         &self,
         req: &Request<'_>,

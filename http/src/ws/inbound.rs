@@ -96,6 +96,19 @@ impl Inbound {
         self.partial.is_none() && self.streaming.is_none() && self.pos == self.end
     }
 
+    /// Whether a whole frame that ends its message (or a control frame) is buffered: the next
+    /// [`next`](Self::next) returns without reading the connection.
+    pub(crate) fn frame_buffered(&self) -> bool {
+        if self.partial.is_some() || self.streaming.is_some() {
+            return false;
+        }
+        let bytes = &self.buf[self.pos..self.end];
+        matches!(
+            parse_head(bytes, self.inflater.is_some()),
+            Ok(Some((head, at))) if head.fin && (bytes.len() - at) as u64 >= head.len
+        )
+    }
+
     /// Frees the buffers while the connection waits between messages.
     pub(crate) fn release(&mut self) {
         if self.is_between() {

@@ -9,6 +9,7 @@
 //! | `inbound.rs` | frames → messages: fragmentation, control frames between fragments, limits |
 //! | `inbound/streaming.rs` | a data message handed out as it arrives, not assembled |
 //! | `outbound.rs` | messages → frames: compression, masking with a CSPRNG key |
+//! | `prepared.rs` | [`Prepared`]: a message framed once for many sockets (broadcast) |
 //! | `deflate.rs` | permessage-deflate: parameters, negotiation, compressor and decompressor |
 //! | `parked.rs` | sockets that wait between messages without a fiber (`accept_parked`) |
 //! | `timers.rs` | ping interval, idle timeout, the close wait, the server's shutdown |
@@ -34,6 +35,7 @@ mod mask;
 mod message;
 mod outbound;
 mod parked;
+mod prepared;
 mod socket;
 mod stream;
 mod timers;
@@ -47,6 +49,7 @@ pub use config::{
 pub use deflate::DeflateConfig;
 pub use error::{Error, Result};
 pub use message::{CloseFrame, Message, CLOSE_GOING_AWAY, CLOSE_NORMAL};
+pub use prepared::Prepared;
 pub use socket::{MessageReader, WebSocket, WsReader, WsWriter};
 
 pub(crate) use deflate::{accept_offer, check_response, Deflater, Inflater};

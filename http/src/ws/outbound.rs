@@ -7,6 +7,7 @@ use super::deflate::Deflater;
 use super::error::{Error, Result};
 use super::frame::{encode_head, FrameHead, OpCode, MAX_HEAD_LEN};
 use super::mask;
+use super::prepared::Prepared;
 
 /// A payload up to this size is copied behind its header and sent with one write; a larger
 /// one (server side) goes out as a vectored write from where it is.
@@ -84,6 +85,24 @@ impl Outbound {
             self.buf = Vec::new();
         }
         r
+    }
+
+    /// Sends messages framed once for many sockets: their frames as they are, or, where this
+    /// side masks or compresses, each payload framed as [`send`](Self::send) does.
+    pub(crate) fn send_prepared(&mut self, dst: &mut dyn Write, msg: &Prepared) -> Result<()> {
+        if self.masks || self.deflater.is_some() {
+            return msg
+                .messages()
+                .try_for_each(|(opcode, payload)| self.send(dst, opcode, payload));
+        }
+        if self.close_sent || self.broken {
+            return Err(Error::Closed);
+        }
+        let r = dst.write_all(msg.frames()).and_then(|()| dst.flush());
+        if r.is_err() {
+            self.broken = true;
+        }
+        Ok(r?)
     }
 
     fn frame(

@@ -19,6 +19,7 @@ use super::frame::{OpCode, MAX_CONTROL_PAYLOAD};
 use super::inbound::Inbound;
 use super::message::{CloseFrame, Message, CLOSE_GOING_AWAY};
 use super::outbound::Outbound;
+use super::prepared::Prepared;
 use super::stream::{ReadHalf, Stream, Timed, WriteHalf};
 use super::timers::{Duplex, ServerLink, Src, Stop, Timers};
 
@@ -265,6 +266,11 @@ impl WebSocket {
         self.out.send(&mut self.stream, OpCode::Binary, data)
     }
 
+    /// Sends a message framed once for many sockets (see [`Prepared`]).
+    pub fn send_prepared(&mut self, msg: &Prepared) -> Result<()> {
+        self.out.send_prepared(&mut self.stream, msg)
+    }
+
     /// Starts the close handshake with `code` and `reason` (at most 123 bytes) and waits for
     /// the peer's answer (messages meanwhile are dropped), up to the close timeout.
     pub fn close(&mut self, code: u16, reason: &str) -> Result<()> {
@@ -397,6 +403,13 @@ impl WsWriter {
         self.send_frame(OpCode::Binary, data)
     }
 
+    /// Sends a message framed once for many sockets (see [`Prepared`]).
+    pub fn send_prepared(&self, msg: &Prepared) -> Result<()> {
+        let mut w = self.shared.lock();
+        let WriteSide { out, dst } = &mut *w;
+        out.send_prepared(dst, msg)
+    }
+
     /// Sends a close frame; the reader then sees the peer's answer (or times out).
     pub fn close(&self, code: u16, reason: &str) -> Result<()> {
         if reason.len() > MAX_CONTROL_PAYLOAD as usize - 2 {
@@ -463,5 +476,12 @@ impl WsReader {
     /// The subprotocol agreed in the handshake.
     pub fn protocol(&self) -> Option<&str> {
         self.protocol.as_deref()
+    }
+
+    /// Whether the next [`read`](Self::read) returns without waiting: a whole frame (a message
+    /// in one frame, or a control frame) already arrived with an earlier read. A sender can
+    /// gather what is there into one batch ([`Prepared::batch`]).
+    pub fn is_ready(&self) -> bool {
+        !self.read.done && self.read.inbound.frame_buffered()
     }
 }

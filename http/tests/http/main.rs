@@ -60,6 +60,7 @@ mod ws_handshake;
 mod ws_hostile;
 mod ws_interop;
 mod ws_parked;
+mod ws_prepared;
 mod ws_quiet;
 mod ws_split;
 mod ws_stream;

@@ -1,6 +1,6 @@
 //! A split WebSocket, HTTP and HTTPS: the reader half in the handler's fiber echoing through
 //! one writer clone while another fiber sends on its own clone, at the same time; the reader
-//! answers pings through the shared writer.
+//! answers pings through the shared writer; the split socket holds one descriptor.
 
 use moria_http::client::Client;
 use moria_http::ws::{Acceptor, Message};
@@ -10,6 +10,28 @@ use crate::common::stop;
 use crate::common::tls::Fixture;
 
 const TICKS: usize = 200;
+
+/// How many of this process's descriptors are connections accepted on `port` (sockets whose
+/// local port is `port` and that have a peer), found through `/proc/net/tcp`'s inodes.
+fn accepted_descriptors(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let inodes: Vec<String> = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let f: Vec<&str> = line.split_whitespace().collect();
+            let local_port = u16::from_str_radix(f.get(1)?.rsplit(':').next()?, 16).ok()?;
+            let has_peer = !f.get(2)?.ends_with(":0000");
+            let inode = f.get(9)?;
+            (local_port == port && has_peer).then(|| format!("socket:[{inode}]"))
+        })
+        .collect();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|link| inodes.iter().any(|i| link.as_os_str() == i.as_str()))
+        .count()
+}
 
 #[test]
 fn a_reader_and_two_writers_work_at_once() {
@@ -66,6 +88,11 @@ fn a_reader_and_two_writers_work_at_once() {
                 m => panic!("unexpected {m:?} after {ticks} ticks and {echoes} echoes"),
             }
         }
+        assert_eq!(
+            accepted_descriptors(f.server.local_addr().port()),
+            1,
+            "{scheme}: a split socket takes one descriptor"
+        );
         ws.close(1000, "").unwrap();
         stop(&f.server);
     }

@@ -36,7 +36,7 @@ macro_rules! forward_io {
             /// now; never waits. An idle connection that reports readable was closed or sent
             /// something unasked, e.g. a pooled database connection whose server went away.
             pub fn readable_now(&self) -> std::io::Result<bool> {
-                crate::net::ready::readable_now(std::os::fd::AsRawFd::as_raw_fd(&self.inner))
+                crate::net::ready::readable_now(std::os::fd::AsRawFd::as_raw_fd(self))
             }
         }
     };

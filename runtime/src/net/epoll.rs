@@ -1,7 +1,9 @@
-//! A thin owner of one epoll instance (the parking lot's shards each have one).
+//! A thin owner of one epoll instance (the parking lots' shards each have one).
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+
+use super::ready::Interest;
 
 /// One epoll instance, closed on drop.
 #[derive(Debug)]
@@ -15,7 +17,7 @@ pub(crate) type Event = libc::epoll_event;
 /// An empty event, to size a buffer for [`Epoll::poll`].
 pub(crate) const NO_EVENT: Event = libc::epoll_event { events: 0, u64: 0 };
 
-/// Whether [`Epoll::arm_oneshot_read`]'s first call was the right one.
+/// Whether [`Epoll::arm_oneshot`]'s first call was the right one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Guess {
     /// One `epoll_ctl`.
@@ -38,29 +40,37 @@ impl Epoll {
         })
     }
 
-    /// Arms `fd` for one readability report carrying `data` (`EPOLLONESHOT`): modifies its
+    /// Arms `fd` for one report of `interest` carrying `data` (`EPOLLONESHOT`): modifies its
     /// registration when `known`, adds it otherwise, and falls back to the other call when the
     /// guess was wrong (the socket was registered with another epoll, or a failed call left the
     /// flag wrong). Readiness that is already there is reported at once.
-    pub(crate) fn arm_oneshot_read(&self, fd: RawFd, data: u64, known: bool) -> io::Result<Guess> {
+    pub(crate) fn arm_oneshot(
+        &self,
+        fd: RawFd,
+        data: u64,
+        known: bool,
+        interest: Interest,
+    ) -> io::Result<Guess> {
         let (first, second) = match known {
             true => (libc::EPOLL_CTL_MOD, libc::EPOLL_CTL_ADD),
             false => (libc::EPOLL_CTL_ADD, libc::EPOLL_CTL_MOD),
         };
-        match self.ctl(first, fd, data) {
+        let events = match interest {
+            Interest::Read => libc::EPOLLIN | libc::EPOLLRDHUP,
+            Interest::Write => libc::EPOLLOUT,
+        };
+        let events = (events | libc::EPOLLONESHOT) as u32;
+        match self.ctl(first, fd, data, events) {
             Ok(()) => Ok(Guess::Right),
             Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT) | Some(libc::EEXIST)) => {
-                self.ctl(second, fd, data).map(|()| Guess::Wrong)
+                self.ctl(second, fd, data, events).map(|()| Guess::Wrong)
             }
             Err(e) => Err(e),
         }
     }
 
-    fn ctl(&self, op: libc::c_int, fd: RawFd, data: u64) -> io::Result<()> {
-        let mut event = libc::epoll_event {
-            events: (libc::EPOLLIN | libc::EPOLLRDHUP | libc::EPOLLONESHOT) as u32,
-            u64: data,
-        };
+    fn ctl(&self, op: libc::c_int, fd: RawFd, data: u64, events: u32) -> io::Result<()> {
+        let mut event = libc::epoll_event { events, u64: data };
         // SAFETY: `event` is a valid epoll_event for the duration of the call.
         let rc = unsafe { libc::epoll_ctl(self.fd.as_raw_fd(), op, fd, &mut event) };
         if rc < 0 {

@@ -11,6 +11,7 @@
 //! | [`ParkingLot`], [`Parkable`]: sockets waiting for readability without a fiber | `park.rs` (`epoll.rs`) |
 //! | [`spare_port`]: a loopback port for a child process to listen on | `port.rs` |
 //! | socket timeouts handed to the engine only when a call waits, [`send_now`] | `timeouts.rs` |
+//! | a split socket's writer waiting for room outside the engine | `write_wait.rs` |
 
 mod accept;
 mod bind;
@@ -23,6 +24,7 @@ mod tcp;
 mod timeouts;
 mod udp;
 mod unix;
+mod write_wait;
 
 pub use crate::coarse_timer::TICK as COARSE_TICK;
 pub use bind::{ListenOptions, DEFAULT_BACKLOG};

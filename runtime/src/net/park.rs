@@ -46,6 +46,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 
 use super::epoll::{Epoll, Event, Guess, NO_EVENT};
+use super::ready::Interest;
 use crate::counters::SOCKETS_PARKED;
 use crate::engine::io::{CoIo, Registered, WaitIo};
 use crate::fiber::Builder as FiberBuilder;
@@ -85,6 +86,8 @@ pub struct ParkingLot<T: Parkable> {
 
 struct Lot<T> {
     shards: Box<[Shard<T>]>,
+    /// What the lot waits for: readability, or writability (`write_wait.rs`).
+    interest: Interest,
     wake: Box<WakeFn<T>>,
     closed: AtomicBool,
     parked: AtomicUsize,
@@ -115,6 +118,15 @@ struct Slot<T> {
 impl<T: Parkable> ParkingLot<T> {
     /// A lot with one shard (and one waiting fiber) per worker; `wake` gets each socket back.
     pub fn new(wake: impl Fn(T, Wake) + Send + Sync + 'static) -> io::Result<Self> {
+        Self::waiting_for(Interest::Read, wake)
+    }
+
+    /// A lot whose sockets come back when they have `interest` ([`Wake::Readable`] then means
+    /// that: room to write, for [`Interest::Write`]).
+    pub(crate) fn waiting_for(
+        interest: Interest,
+        wake: impl Fn(T, Wake) + Send + Sync + 'static,
+    ) -> io::Result<Self> {
         config::ensure();
         let shards = config::current_config().map_or(1, |c| c.workers).max(1);
         let shards = (0..shards)
@@ -132,6 +144,7 @@ impl<T: Parkable> ParkingLot<T> {
             .collect::<io::Result<Vec<_>>>()?;
         let lot = Arc::new(Lot {
             shards: shards.into_boxed_slice(),
+            interest,
             wake: Box::new(wake),
             closed: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
@@ -167,8 +180,14 @@ impl<T: Parkable> ParkingLot<T> {
             (key, known, sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
-        SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
-        match shard.epoll.inner().arm_oneshot_read(fd, key, known) {
+        if lot.counted() {
+            SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
+        }
+        match shard
+            .epoll
+            .inner()
+            .arm_oneshot(fd, key, known, lot.interest)
+        {
             Ok(Guess::Right) => {}
             Ok(Guess::Wrong) => {
                 lot.retries.fetch_add(1, Ordering::Relaxed);
@@ -225,9 +244,17 @@ impl<T: Parkable> std::fmt::Debug for ParkingLot<T> {
 }
 
 impl<T> Lot<T> {
+    /// Whether the runtime's parked-sockets counter counts this lot's sockets (idle ones, not
+    /// writers waiting for room).
+    fn counted(&self) -> bool {
+        matches!(self.interest, Interest::Read)
+    }
+
     fn unparked(&self, n: usize) {
         self.parked.fetch_sub(n, Ordering::Relaxed);
-        SOCKETS_PARKED.fetch_sub(n as u64, Ordering::Relaxed);
+        if self.counted() {
+            SOCKETS_PARKED.fetch_sub(n as u64, Ordering::Relaxed);
+        }
     }
 }
 

@@ -2,9 +2,11 @@
 //!
 //! Every method that waits takes `&mut self`, so no two fibers can wait on one socket (the
 //! engine keeps one waiter per socket and silently drops a second). Full duplex from two fibers
-//! goes through [`TcpStream::split`], which gives each half its own descriptor.
+//! goes through [`TcpStream::split`]: both halves share the one descriptor, the reader waits in
+//! the engine, the writer outside it (`write_wait.rs`).
 
 use std::io;
+use std::mem::ManuallyDrop;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, RawFd};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -15,7 +17,10 @@ use super::accept::accept_loop;
 use super::bind::{first_addr, listen, resolve, ListenOptions};
 use super::delegate::forward_io;
 use super::ready::{self, Interest};
-use super::timeouts::{lazy_timeout_io, peek_now, recv_now, timeouts, Timeouts};
+use super::timeouts::{
+    lazy_timeout_io, peek_now, recv_now, send_now, timeouts, write_vectored_now, Timeout, Timeouts,
+};
+use super::write_wait;
 use crate::coarse_timer::{self, Waiter};
 use crate::engine::io::WaitIo;
 use crate::error::panic_message;
@@ -255,16 +260,22 @@ impl TcpStream {
         result
     }
 
-    /// Splits into a reader and a writer half, each with its own descriptor, so one fiber can
-    /// read while another writes.
+    /// Splits into a reader and a writer half on the same descriptor, so one fiber can read
+    /// while another writes; the socket closes when both halves are gone. The timeouts set so
+    /// far carry over.
     pub fn split(self) -> io::Result<(TcpReader, TcpWriter)> {
-        let writer = TcpStream {
-            inner: self.inner.try_clone()?,
-            timeouts: self.timeouts.duplicate(),
-            drained: false,
-            coarse: None,
+        let socket = Arc::new(Remains::default());
+        let writer = TcpWriter {
+            _open: socket.clone(),
+            fd: self.inner.as_raw_fd(),
+            timeout: self.timeouts.write.duplicate(),
+            registered: false,
         };
-        Ok((TcpReader { inner: self }, TcpWriter { inner: writer }))
+        let reader = TcpReader {
+            inner: ManuallyDrop::new(self),
+            socket,
+        };
+        Ok((reader, writer))
     }
 
     /// Runs a non-blocking syscall on the socket (e.g. `sendfile`), waiting for writability on
@@ -316,16 +327,37 @@ timeouts!(TcpStream);
 lazy_timeout_io!(TcpStream);
 forward_io!(fd: TcpStream);
 
-/// The reading half of a split [`TcpStream`].
+/// Where the reading half of a split socket leaves the stream when it goes first, so the
+/// descriptor stays open (and its number ours) until the writer is gone too.
+#[derive(Debug, Default)]
+struct Remains(parking_lot::Mutex<Option<TcpStream>>);
+
+/// The reading half of a split [`TcpStream`]: the stream itself, waiting in the engine.
 #[derive(Debug)]
 pub struct TcpReader {
-    inner: TcpStream,
+    /// Taken only by `drop`.
+    inner: ManuallyDrop<TcpStream>,
+    socket: Arc<Remains>,
 }
 
-/// The writing half of a split [`TcpStream`].
+impl Drop for TcpReader {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here, and never touched again.
+        let stream = unsafe { ManuallyDrop::take(&mut self.inner) };
+        *self.socket.0.lock() = Some(stream);
+    }
+}
+
+/// The writing half of a split [`TcpStream`]: the same descriptor, written with `send(2)` and
+/// waiting for room outside the engine.
 #[derive(Debug)]
 pub struct TcpWriter {
-    inner: TcpStream,
+    /// Keeps the descriptor open (held, never read).
+    _open: Arc<Remains>,
+    fd: RawFd,
+    timeout: Timeout,
+    /// The write-wait lot's flag for this socket.
+    registered: bool,
 }
 
 impl TcpReader {
@@ -353,21 +385,67 @@ impl TcpReader {
 impl TcpWriter {
     /// Write timeout; expiry is `TimedOut`.
     pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
-        self.inner.set_write_timeout(timeout)
+        self.timeout.set(engine::socket_timeout(timeout)?);
+        Ok(())
     }
 
     /// Shuts down the writing direction (the peer reads EOF).
     pub fn shutdown_write(&self) -> io::Result<()> {
-        self.inner.shutdown(Shutdown::Write)
+        // SAFETY: plain syscall on a descriptor `_open` keeps open.
+        if unsafe { libc::shutdown(self.fd, libc::SHUT_WR) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     /// Like [`TcpStream::write_with`].
     pub fn write_with(&mut self, f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
-        self.inner.write_with(f)
+        self.with_room(f)
+    }
+
+    /// Runs `f` (a syscall that never waits) until it does not find the socket full, waiting
+    /// for room in between, up to the write timeout.
+    fn with_room(&mut self, mut f: impl FnMut(RawFd) -> io::Result<usize>) -> io::Result<usize> {
+        let (fd, timeout) = (self.fd, self.timeout.get());
+        if !engine::in_fiber() {
+            return ready::on_thread(fd, Interest::Write, timeout, "socket write", || f(fd));
+        }
+        // The clock is read only once the socket turns out full.
+        let mut deadline = None;
+        loop {
+            match f(fd) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                done => return done,
+            }
+            let at = *deadline.get_or_insert_with(|| timeout.map(Deadline::after));
+            if at.is_some_and(|d| d.expired()) {
+                return Err(Deadline::timed_out("socket write"));
+            }
+            write_wait::wait(fd, &mut self.registered, at.map(|d| d.instant()))?;
+        }
+    }
+}
+
+impl io::Write for TcpWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.with_room(|fd| send_now(fd, buf))
+    }
+
+    fn write_vectored(&mut self, bufs: &[io::IoSlice<'_>]) -> io::Result<usize> {
+        self.with_room(|fd| write_vectored_now(fd, bufs))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl AsRawFd for TcpWriter {
+    fn as_raw_fd(&self) -> RawFd {
+        self.fd
     }
 }
 
 forward_io!(read: TcpReader);
 forward_io!(fd: TcpReader);
-forward_io!(write: TcpWriter);
-forward_io!(fd: TcpWriter);

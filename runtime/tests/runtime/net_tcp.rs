@@ -1,6 +1,8 @@
-//! TCP: busy ports, split halves in two fibers, timeouts, host-name connect, write_with.
+//! TCP: busy ports, split halves in two fibers on one descriptor, timeouts, host-name connect,
+//! write_with.
 
 use std::io::{ErrorKind, Read, Write};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use moria_runtime::net::{ListenOptions, TcpListener, TcpStream};
@@ -48,6 +50,93 @@ fn split_halves_run_full_duplex_in_two_fibers() {
         got == expected
     });
     assert!(result.join().unwrap());
+}
+
+/// How many of this process's descriptors refer to the same socket as `fd` (race-free while
+/// other tests open descriptors of their own).
+fn descriptors_of_socket(fd: std::os::fd::RawFd) -> usize {
+    let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap();
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|link| *link == target)
+        .count()
+}
+
+#[test]
+fn split_halves_share_one_descriptor_that_closes_with_the_last_half() {
+    common::runtime();
+    let mut l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let peer = std::thread::spawn(move || {
+        let mut p = std::net::TcpStream::connect(addr).unwrap();
+        p.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        p.write_all(b"ping").unwrap();
+        let mut got = Vec::new();
+        p.read_to_end(&mut got).unwrap();
+        got
+    });
+    let sent = spawn(move || {
+        let (s, _) = l.accept().unwrap();
+        let fd = s.as_raw_fd();
+        assert_eq!(descriptors_of_socket(fd), 1);
+        let (mut reader, mut writer) = s.split().unwrap();
+        assert_eq!(reader.as_raw_fd(), writer.as_raw_fd());
+        assert_eq!(
+            descriptors_of_socket(fd),
+            1,
+            "split took a second descriptor"
+        );
+        assert_eq!(common::read_n(&mut reader, 4), b"ping");
+        // The reader goes first: the writer still has the socket.
+        drop(reader);
+        writer.write_all(b"pong").unwrap();
+        drop(writer);
+    });
+    sent.join().unwrap();
+    assert_eq!(
+        peer.join().unwrap(),
+        b"pong",
+        "end of stream once both halves are gone"
+    );
+}
+
+#[test]
+fn split_writer_waits_for_room_while_the_reader_waits_for_bytes() {
+    common::runtime();
+    let mut l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let peer = std::thread::spawn(move || {
+        let mut p = std::net::TcpStream::connect(addr).unwrap();
+        p.set_read_timeout(Some(HANG_GUARD)).unwrap();
+        // Read nothing until the writer has given up, then say one word.
+        go_rx.recv_timeout(HANG_GUARD).unwrap();
+        p.write_all(b"late").unwrap();
+        let mut sink = Vec::new();
+        let _ = p.read_to_end(&mut sink);
+    });
+    let (s, _) = l.accept().unwrap();
+    s.set_write_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let (mut reader, mut writer) = s.split().unwrap();
+    let read = spawn(move || common::read_n(&mut reader, 4));
+    let chunk = vec![7u8; 65536];
+    let err = spawn(move || loop {
+        if let Err(e) = writer.write(&chunk) {
+            break e;
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+    go_tx.send(()).unwrap();
+    assert_eq!(
+        read.join().unwrap(),
+        b"late",
+        "the reader's wait survived the writer's"
+    );
+    peer.join().unwrap();
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use moria_http::ws::{Acceptor, Config, DeflateConfig, Message, WebSocket};
+use moria_http::ws::{Acceptor, Config, DeflateConfig, Message, Prepared, WebSocket};
 use moria_http::{BoxError, Request, Response, Router, Server};
 use moria_runtime::shutdown;
 
@@ -42,6 +42,8 @@ const PAGE: &str = include_str!("page.html");
 const MAX_NAME: usize = 40;
 /// Longest message a member may send (bytes); more closes its socket with 1009.
 const MAX_MESSAGE: u64 = 16 * 1024;
+/// Most messages of one member sent to the room in one batch.
+const MAX_BATCH: usize = 16;
 /// A member silent this long is pinged; one silent for [`IDLE_TIMEOUT`] is closed.
 const PING_INTERVAL: Duration = Duration::from_secs(30);
 /// See [`PING_INTERVAL`].
@@ -99,13 +101,31 @@ fn member(rooms: &Arc<Rooms>, room: &str, name: &str, ws: WebSocket) -> moria_ht
     loop {
         match reader.read()? {
             Message::Text(text) => {
-                membership.broadcast(&serde_json::json!({ "name": name, "text": text }).to_string())
+                // Messages that arrived together go out together: one write per member for
+                // the whole batch.
+                let (mut batch, mut closed) = (vec![said(name, &text)], false);
+                while !closed && batch.len() < MAX_BATCH && reader.is_ready() {
+                    match reader.read()? {
+                        Message::Text(text) => batch.push(said(name, &text)),
+                        Message::Close(_) => closed = true,
+                        _ => {}
+                    }
+                }
+                membership.broadcast(&Prepared::batch(&batch));
+                if closed {
+                    return Ok(());
+                }
             }
             Message::Close(_) => return Ok(()),
             // Binary messages have no place on the page; pings are answered already.
             _ => {}
         }
     }
+}
+
+/// A member's message as the room sees it.
+fn said(name: &str, text: &str) -> Prepared {
+    Prepared::text(&serde_json::json!({ "name": name, "text": text }).to_string())
 }
 
 fn run(args: Args) -> Result<(), BoxError> {

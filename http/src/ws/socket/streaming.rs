@@ -14,6 +14,17 @@ use crate::ws::timers::Duplex;
 impl ReadSide {
     /// Reads what is left of a message streamed with `read_stream` and not read to its end.
     pub(super) fn drain_stream(&mut self, io: &mut impl Duplex) -> Result<()> {
+        if self.inbound.is_streaming() {
+            self.drain_rest(io)?;
+        }
+        Ok(())
+    }
+
+    /// [`drain_stream`](Self::drain_stream)'s work, in a frame of its own: its scratch buffer
+    /// must not sit in every `read`'s frame, where an idle socket's wait would keep a page of
+    /// stack resident for it.
+    #[inline(never)]
+    fn drain_rest(&mut self, io: &mut impl Duplex) -> Result<()> {
         let mut scratch = [0u8; 4096];
         while self.inbound.is_streaming() {
             self.stream_read(io, &mut scratch)?;
