@@ -9,7 +9,7 @@
 //!   method for requests no route matched; the label set is bounded by the routes defined.
 //! - `client.rs`: the HTTP client's figures per origin host.
 //! - `metered.rs`: the transport wrapper that counts bytes in and out.
-//! - `tally.rs`: [`Tally`]: HTTP/1.1's requests counted per batch of answers written together,
+//! - `tally.rs`: `Tally`: HTTP/1.1's requests counted per batch of answers written together,
 //!   added to the shared figures once per batch.
 //! - here: [`handler`].
 //!
