@@ -52,8 +52,13 @@ impl Counters {
 
     /// Counts one answered request.
     pub(crate) fn request(&self, method: Method, status: u16) {
+        self.requests(method, status, 1);
+    }
+
+    /// Counts `n` answered requests of one method and status.
+    pub(crate) fn requests(&self, method: Method, status: u16, n: u64) {
         let class = usize::from(status / 100).clamp(1, 5) - 1;
-        Self::bump(&self.requests[method_index(method)][class]);
+        self.requests[method_index(method)][class].fetch_add(n, Relaxed);
     }
 
     /// Counts one failed TLS handshake (`shutdown`: the server stopped while it waited).

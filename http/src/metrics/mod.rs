@@ -9,15 +9,19 @@
 //!   method for requests no route matched; the label set is bounded by the routes defined.
 //! - `client.rs`: the HTTP client's figures per origin host.
 //! - `metered.rs`: the transport wrapper that counts bytes in and out.
+//! - `tally.rs`: `Tally`: HTTP/1.1's requests counted per batch of answers written together,
+//!   added to the shared figures once per batch.
 //! - here: [`handler`].
 //!
-//! Recording costs relaxed atomic adds only: a counter per answered request, a histogram
-//! bucket, sum and count, and one add per read or write call on the socket.
+//! Recording costs relaxed atomic adds only: a counter per answered request (per batch of
+//! answers on HTTP/1.1), a histogram bucket, sum and count, and one add per read or write call
+//! on the socket.
 
 mod client;
 mod collect;
 mod metered;
 mod routes;
+mod tally;
 
 use moria_runtime::metrics::{gather, Format};
 
@@ -31,6 +35,7 @@ pub(crate) use collect::ServerView;
 pub(crate) use metered::Metered;
 pub(crate) use routes::unrouted;
 pub use routes::RouteStat;
+pub(crate) use tally::Tally;
 
 /// The `/metrics` handler: every registered collector (runtime, HTTP, client, ORM) as
 /// Prometheus text, or OpenMetrics when the scraper's `Accept` asks for it.

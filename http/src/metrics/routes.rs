@@ -55,6 +55,17 @@ impl RouteStat {
     pub(crate) fn observe(&self, d: Duration) {
         self.durations.observe(d);
     }
+
+    /// The durations recorded so far.
+    #[cfg(test)]
+    pub(crate) fn durations(&self) -> moria_runtime::metrics::HistogramSnapshot {
+        self.durations.snapshot()
+    }
+
+    /// Records `n` requests of duration `d`.
+    pub(crate) fn observe_n(&self, d: Duration, n: u64) {
+        self.durations.observe_n(d, n);
+    }
 }
 
 /// The histogram of `method` requests no route matched.

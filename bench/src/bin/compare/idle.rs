@@ -2,8 +2,11 @@
 //! fresh for every run: one warm-up connection does one GET and stays open; the server's RSS is
 //! read (VmRSS of its whole process tree: for nginx the master and its worker summed); then N
 //! connections each do one GET of the small file, read the whole response and stay open and
-//! idle; RSS is read again; the row is (after − before) / N bytes. Every connection is then
-//! closed and the server stopped.
+//! idle, half of them first, RSS read after each half; the row is (after − before) / N bytes,
+//! and beside it what the second half cost, (after − halfway) / (N − N/2): the marginal cost of
+//! a connection, without what a server spends once whatever the count (Moria's pooled fiber
+//! stacks, touched as the first connections are served). Every connection is then closed and
+//! the server stopped.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,6 +39,8 @@ const SETTLE_BOUND: Duration = Duration::from_secs(3);
 pub struct IdleRun {
     /// Resident memory with the warm-up connection open, KiB.
     pub kib_before: u64,
+    /// Resident memory with the first half of the connections open and idle, KiB.
+    pub kib_half: u64,
     /// Resident memory with every connection open and idle, KiB.
     pub kib_after: u64,
     /// Memory maps before and after (each fiber stack the server keeps adds two).
@@ -46,6 +51,8 @@ pub struct IdleRun {
     pub open_s: f64,
     /// (after − before) / connections, bytes.
     pub bytes_per_conn: f64,
+    /// (after − halfway) / the second half's connections, bytes.
+    pub marginal_bytes_per_conn: f64,
 }
 
 /// One server in one memory scenario.
@@ -90,9 +97,10 @@ pub fn run(s: &Scenario, env: &Env, runs: usize) -> MemoryResult {
             match measure(res.kind, s, env, conns) {
                 Ok(r) => {
                     eprintln!(
-                        "  {} run {}: {:<18} {:>8.0} B/conn  RSS {} -> {} KiB  maps {} -> {}  fds {} -> {}  opened in {:.1} s",
-                        s.name, i + 1, res.kind.name(), r.bytes_per_conn, r.kib_before,
-                        r.kib_after, r.maps.0, r.maps.1, r.fds.0, r.fds.1, r.open_s
+                        "  {} run {}: {:<18} {:>8.0} B/conn ({:.0} the second half)  RSS {} -> {} -> {} KiB  maps {} -> {}  fds {} -> {}  opened in {:.1} s",
+                        s.name, i + 1, res.kind.name(), r.bytes_per_conn, r.marginal_bytes_per_conn,
+                        r.kib_before, r.kib_half, r.kib_after, r.maps.0, r.maps.1, r.fds.0, r.fds.1,
+                        r.open_s
                     );
                     res.runs.push(r);
                 }
@@ -157,8 +165,13 @@ fn measure(kind: Server, s: &Scenario, env: &Env, conns: u32) -> Result<IdleRun,
     let maps_before = procstat::maps(pid);
     let fds_before = procstat::fds(pid);
     let start = Instant::now();
-    let held = open(&client, addr, &s.path, conns)?;
-    let open_s = start.elapsed().as_secs_f64();
+    let half = conns / 2;
+    let first = open(&client, addr, &s.path, half)?;
+    let mut open_s = start.elapsed().as_secs_f64();
+    let kib_half = settled_rss(pid);
+    let start = Instant::now();
+    let second = open(&client, addr, &s.path, conns - half)?;
+    open_s += start.elapsed().as_secs_f64();
     let kib_after = settled_rss(pid);
     let maps_after = procstat::maps(pid);
     let fds_after = procstat::fds(pid);
@@ -168,7 +181,7 @@ fn measure(kind: Server, s: &Scenario, env: &Env, conns: u32) -> Result<IdleRun,
             fds_after.saturating_sub(fds_before)
         ));
     }
-    drop(held);
+    drop((first, second));
     drop(warm);
     drop(server);
     Ok(IdleRun {
@@ -178,6 +191,9 @@ fn measure(kind: Server, s: &Scenario, env: &Env, conns: u32) -> Result<IdleRun,
         fds: (fds_before, fds_after),
         open_s,
         bytes_per_conn: (kib_after as f64 - kib_before as f64) * 1024.0 / f64::from(conns),
+        marginal_bytes_per_conn: (kib_after as f64 - kib_half as f64) * 1024.0
+            / f64::from((conns - half).max(1)),
+        kib_half,
     })
 }
 

@@ -465,7 +465,7 @@ fn run(args: Args) -> Result<(), String> {
     }
     if !memory.is_empty() {
         println!(
-            "Memory per idle keep-alive connection (VmRSS after − before, ÷ connections; nginx: master + worker)\n\n{}",
+            "Memory per idle keep-alive connection (VmRSS after − before, ÷ connections; the second half: after − halfway, ÷ its connections; nginx: master + worker)\n\n{}",
             report::memory_table(&memory)
         );
     }

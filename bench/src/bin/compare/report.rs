@@ -191,23 +191,27 @@ pub fn table(results: &[ScenarioResult]) -> String {
     out
 }
 
-/// Medians of one server's idle runs: bytes per connection, KiB before and after.
-fn idle_medians(r: &IdleResult) -> Option<(f64, f64, f64)> {
+/// Medians of one server's idle runs: bytes per connection, KiB before and after, bytes per
+/// connection of the second half.
+fn idle_medians(r: &IdleResult) -> Option<(f64, f64, f64, f64)> {
     let of = |f: fn(&crate::idle::IdleRun) -> f64| median(r.runs.iter().map(f).collect());
     Some((
         of(|x| x.bytes_per_conn)?,
         of(|x| x.kib_before as f64)?,
         of(|x| x.kib_after as f64)?,
+        of(|x| x.marginal_bytes_per_conn)?,
     ))
 }
 
 /// The memory table: bytes of resident memory per idle keep-alive connection, Moria beside
-/// each peer (ratio above 1: Moria holds more).
+/// each peer (ratio above 1: Moria holds more), over all connections and over the second half
+/// (the marginal cost, without what a server spends once).
 pub fn memory_table(results: &[MemoryResult]) -> String {
     let mut out = String::from(
         "| scenario | connections | peer | Moria B/conn | peer B/conn | ratio M/P | \
+         second half M / P (ratio) | \
          Moria RSS MiB before → after | peer RSS MiB before → after | runs M / P |\n\
-         |---|---:|---|---:|---:|---:|---:|---:|---:|\n",
+         |---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     let mib = |k: f64| k / 1024.0;
     for r in results {
@@ -223,10 +227,13 @@ pub fn memory_table(results: &[MemoryResult]) -> String {
             );
             match (idle_medians(moria), idle_medians(peer)) {
                 (Some(m), Some(p)) => out.push_str(&format!(
-                    "{head}| {:.0} | {:.0} | **{:.2}** | {:.1} → {:.1} | {:.1} → {:.1} | {} / {} |\n",
+                    "{head}| {:.0} | {:.0} | **{:.2}** | {:.0} / {:.0} ({:.2}) | {:.1} → {:.1} | {:.1} → {:.1} | {} / {} |\n",
                     m.0,
                     p.0,
                     m.0 / p.0,
+                    m.3,
+                    p.3,
+                    m.3 / p.3,
                     mib(m.1),
                     mib(m.2),
                     mib(p.1),
@@ -241,7 +248,7 @@ pub fn memory_table(results: &[MemoryResult]) -> String {
                             .map_or(String::new(), |e| format!("{}: {e}. ", x.kind.name()))
                     };
                     out.push_str(&format!(
-                        "{head}| no result: {}{}| | | | | |\n",
+                        "{head}| no result: {}{}| | | | | | |\n",
                         why(moria),
                         why(peer)
                     ));
@@ -360,11 +367,13 @@ mod tests {
                 .iter()
                 .map(|&b| IdleRun {
                     kib_before: 1024,
+                    kib_half: 1536,
                     kib_after: 2048,
                     maps: (10, 10),
                     fds: (5, 105),
                     open_s: 1.0,
                     bytes_per_conn: b,
+                    marginal_bytes_per_conn: b / 2.0,
                 })
                 .collect(),
             failures: Vec::new(),
@@ -385,7 +394,9 @@ mod tests {
         };
         let t = memory_table(std::slice::from_ref(&r));
         assert!(
-            t.contains("| x | 100 | nginx | 2000 | 500 | **4.00** | 1.0 → 2.0 |"),
+            t.contains(
+                "| x | 100 | nginx | 2000 | 500 | **4.00** | 1000 / 250 (4.00) | 1.0 → 2.0 |"
+            ),
             "{t}"
         );
         let mut failed = r;

@@ -7,7 +7,7 @@ mod respond;
 
 use std::cell::Cell;
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use moria_runtime::ShutdownToken;
 
@@ -20,7 +20,7 @@ use crate::h1::{Conn, Dispatch, Failure, Framing, HeadBounds, Input, Next, Scrat
 use crate::h1::{INIT_READ_BUF, MIN_BODY_ROOM, WRITE_FLUSH_AT};
 use crate::limits::Limits;
 use crate::method::{Method, Version};
-use crate::metrics::unrouted;
+use crate::metrics::Tally;
 use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, Response};
@@ -56,11 +56,10 @@ pub(crate) struct Exchange {
     ext: Extensions,
     path_buf: String,
     scratch: Vec<u8>,
-    /// When the request's head was parsed, if metrics or the access log want its duration.
+    /// When the request's head was parsed, if the access log wants its duration.
     started: Option<Instant>,
-    /// When the last answer was recorded: the next request of the same batch starts then
-    /// (its head is parsed right after), which spares a clock read per pipelined request.
-    recorded: Option<Instant>,
+    /// The metrics of the answers not yet written.
+    tally: Tally,
 }
 
 impl Scratch for Exchange {
@@ -74,7 +73,6 @@ impl Scratch for Exchange {
         self.params.clear();
         self.ext.clear();
         self.path_buf.clear();
-        self.recorded = None;
     }
 }
 
@@ -123,6 +121,7 @@ impl Dispatch for ConnCtx<'_> {
         if !body_buffered || conn.head.expect_continue {
             // Earlier answers go out before this request's body is awaited (and before any
             // 100 Continue), keeping order and never leaving a client waiting on us.
+            self.sending(&mut conn.app);
             conn.flush(io)?;
             conn.set_read_timeout(io, limits.body_timeout)?;
             if conn.rbuf.len() - head_end < MIN_BODY_ROOM {
@@ -133,12 +132,10 @@ impl Dispatch for ConnCtx<'_> {
 
         let fresh = conn.wbuf.is_empty();
         let app = &mut conn.app;
-        let recorded = app.recorded.take();
-        app.started = (self.cfg.metrics || access_log::enabled()).then(|| match recorded {
-            // An answer of this batch is still unsent: no read came between.
-            Some(t) if !fresh => t,
-            _ => Instant::now(),
-        });
+        if self.cfg.metrics {
+            app.tally.start();
+        }
+        app.started = access_log::enabled().then(Instant::now);
         app.res.reset();
         let (head_part, rest) = conn.rbuf.split_at_mut(head_end);
         let raw = &head_part[head_start..];
@@ -211,7 +208,10 @@ impl Dispatch for ConnCtx<'_> {
         )?;
         self.dispatcher.state.between();
         if self.cfg.metrics {
-            self.record(&mut conn.app, conn.head.method);
+            let app = &mut conn.app;
+            let status = app.res.status_code();
+            app.tally
+                .count(app.params.route.take(), conn.head.method, status);
         }
         if let Some(up) = conn.app.res.upgrade.take() {
             self.upgrade.set(Some(up));
@@ -225,6 +225,10 @@ impl Dispatch for ConnCtx<'_> {
         })
     }
 
+    fn sending(&self, app: &mut Exchange) {
+        app.tally.commit(self.dispatcher.counters);
+    }
+
     fn refuse<T: Transport>(
         &self,
         conn: &mut Conn<Exchange>,
@@ -234,26 +238,9 @@ impl Dispatch for ConnCtx<'_> {
         log::debug!("{}: {f} -> {}", self.dispatcher.peer, f.status());
         respond_error(&mut conn.app.res, f.status());
         self.write_response(conn, io, Version::Http11, false, false, None)?;
+        self.sending(&mut conn.app);
         conn.flush(io)?;
         conn.linger(io, self.dispatcher.state, self.token);
         Ok(())
-    }
-}
-
-impl ConnCtx<'_> {
-    /// Counts an answered request and records its duration under its route pattern.
-    fn record(&self, app: &mut Exchange, method: Method) {
-        self.dispatcher
-            .counters
-            .request(method, app.res.status_code());
-        let now = Instant::now();
-        let took = app
-            .started
-            .map_or(Duration::ZERO, |t| now.saturating_duration_since(t));
-        app.recorded = Some(now);
-        match app.params.route.take() {
-            Some(route) => route.observe(took),
-            None => unrouted(method).observe(took),
-        }
     }
 }

@@ -232,9 +232,9 @@ fn parse_request_line(
     let t_end = target.end;
     let v0 = t_end + 1;
     // The line end, found by one comparison when the version is the usual `HTTP/1.1` CR LF.
-    let (v_end, nl, usual) = match buf.get(v0..v0 + VERSION_LEN + 2) {
-        Some(b"HTTP/1.1\r\n") => (v0 + VERSION_LEN, v0 + VERSION_LEN + 1, true),
-        _ => {
+    let (v_end, nl, usual) = match is_usual_version(buf, v0) {
+        true => (v0 + VERSION_LEN, v0 + VERSION_LEN + 1, true),
+        false => {
             let nl = match memchr(b'\n', buf.get(v0..).unwrap_or_default()) {
                 Some(k) => v0 + k,
                 None => return Err(Failure::BadRequestLine),
@@ -286,6 +286,20 @@ fn common_method(buf: &[u8], start: usize) -> Option<(Method, usize)> {
 
 /// Length of `HTTP/x.y`.
 const VERSION_LEN: usize = 8;
+
+/// Whether `HTTP/1.1` CR LF starts at `v0`: two loads and two comparisons (a slice comparison
+/// compiled to ten byte comparisons).
+#[inline(always)]
+fn is_usual_version(buf: &[u8], v0: usize) -> bool {
+    let Some(v) = buf.get(v0..v0 + VERSION_LEN + 2) else {
+        return false;
+    };
+    let (word, crlf) = v.split_at(VERSION_LEN);
+    let word: [u8; VERSION_LEN] = word.try_into().unwrap_or_default();
+    let crlf: [u8; 2] = crlf.try_into().unwrap_or_default();
+    u64::from_ne_bytes(word) == u64::from_ne_bytes(*b"HTTP/1.1")
+        && u16::from_ne_bytes(crlf) == u16::from_ne_bytes(*b"\r\n")
+}
 
 /// A request target found by [`scan_target`]: where it ends, and the first `?` and `%` in it
 /// (absolute indices), noted on the way so the path's split needs no second pass.

@@ -42,6 +42,9 @@ pub(crate) trait Dispatch {
         io: &mut T,
         bounds: HeadBounds,
     ) -> io::Result<Next>;
+    /// The answers so far are about to be written, or never will be (the run ended): what
+    /// the dispatcher records per answer is recorded now, before a client can see them.
+    fn sending(&self, scratch: &mut Self::Scratch);
     /// Answers a request that broke a rule with its status, then lingers: the connection
     /// closes after it.
     fn refuse<T: Transport>(
@@ -123,6 +126,7 @@ pub(crate) fn serve<T: Transport, D: Dispatch>(
         conn.rbuf[..arrived].copy_from_slice(&first[..arrived]);
         conn.filled = arrived;
         let result = run(&mut conn, io, d, arrived > 0);
+        d.sending(&mut conn.app);
         memory.read_timeout = conn.read_timeout;
         memory.answered = conn.answered;
         pool.put(conn);
@@ -202,6 +206,7 @@ fn run<T: Transport, D: Dispatch>(
             match next {
                 Next::KeepAlive => {}
                 Next::Close { linger } => {
+                    d.sending(&mut conn.app);
                     conn.flush(io)?;
                     if linger {
                         conn.linger(io, d.state(), d.token());
@@ -209,12 +214,14 @@ fn run<T: Transport, D: Dispatch>(
                     return Ok(Step::End(Ending::Closed));
                 }
                 Next::Upgrade => {
+                    d.sending(&mut conn.app);
                     conn.flush(io)?;
                     let rest = conn.rbuf[conn.start..conn.filled].to_vec();
                     return Ok(Step::End(Ending::Upgrade(rest)));
                 }
             }
         }
+        d.sending(&mut conn.app);
         conn.flush(io)?;
         let mut idle = conn.start == conn.filled;
         if idle {
