@@ -9,9 +9,14 @@
 #
 #   bench/scripts/callgrind.sh [http|https] [REQUESTS=4000] [CONNS=10] [BINARY|nginx] [DEPTH=1]
 #   bench/scripts/callgrind.sh hello [REQUESTS] [CONNS] [BINARY] [DEPTH=1]
+#   bench/scripts/callgrind.sh tls-full|tls-resumed [HANDSHAKES=400] [CONNS] [BINARY|nginx]
 #
 # http and https fetch the 1312-byte file: BINARY defaults to target/release/fileserver (built
 # here); pass another build to compare, or `nginx` to count nginx's instructions the same way
+# tls-full and tls-resumed count instructions per TLS 1.3 handshake instead: every request on a
+# new connection with `Connection: close` (what `compare --scenario tls-handshake` loads),
+# offering no session (full) or the ticket of the connection before (resumed; a handshake that
+# does not resume stops the run); CONNS is unused. Either server has a P-256 certificate.
 # (one process: `master_process off`, one worker, sendfile, TLS 1.3 with a P-256 certificate
 # like the fileserver's own; needs the Debian package nginx-light or nginx). hello asks `GET /`
 # of a server taking `--listen ADDR --workers 1`: BINARY defaults to target/release/hello
@@ -93,7 +98,7 @@ valgrind --tool=callgrind ${CALLGRIND_OPTS:-} --callgrind-out-file="$WORK/callgr
 PID=$!
 trap 'kill $PID 2>/dev/null || true' EXIT
 PORT=$P_HTTP
-[ "$SCHEME" = https ] && PORT=$P_HTTPS
+case $SCHEME in https | tls-*) PORT=$P_HTTPS ;; esac
 
 python3 - "$SCHEME" "$PORT" "$REQUESTS" "$CONNS" "$PID" "$DEPTH" <<'EOF'
 import socket, ssl, subprocess, sys, time
@@ -138,6 +143,44 @@ def answer(s):
         body += chunk
     pending[s] = body[length:]
 
+tls13 = ssl.create_default_context()
+tls13.check_hostname = False
+tls13.verify_mode = ssl.CERT_NONE
+tls13.minimum_version = ssl.TLSVersion.TLSv1_3
+
+def handshakes(count, session=None):
+    """`count` requests, each on a new TLS connection closed by the server after its answer;
+    returns the last session (resumed: each connection offers the one before's ticket)."""
+    for _ in range(count):
+        s = tls13.wrap_socket(socket.create_connection(("127.0.0.1", port)), session=session)
+        s.sendall(b"GET " + path + b" HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n")
+        got = b""
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            got += chunk
+        if not got.startswith(b"HTTP/1.1 200"):
+            sys.exit("unexpected answer: %r" % got[:80])
+        if scheme == "tls-resumed":
+            if session is not None and not s.session_reused:
+                sys.exit("a handshake did not resume")
+            session = s.session
+        try:
+            s.unwrap()  # close_notify: a session freed without one is not resumable
+        except (OSError, ValueError):
+            pass
+        s.close()
+    return session
+
+if scheme.startswith("tls-"):
+    connect().close()
+    warm = handshakes(2)
+    subprocess.run(["callgrind_control", "-z", pid], check=True, stdout=subprocess.DEVNULL)
+    handshakes(total, warm)
+    subprocess.run(["callgrind_control", "-d", pid], check=True, stdout=subprocess.DEVNULL)
+    sys.exit(0)
+
 def round_trip(sockets):
     for s in sockets:
         s.sendall(request * depth)
@@ -155,6 +198,11 @@ EOF
 
 for _ in $(seq 100); do [ -s "$WORK/callgrind.out.1" ] && break; sleep 0.1; done
 TOTAL=$(callgrind_annotate "$WORK/callgrind.out.1" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+if [[ $SCHEME == tls-* ]]; then
+  echo "$SCHEME: $TOTAL instructions for $REQUESTS handshakes ($((TOTAL / REQUESTS)) per" \
+    "handshake, each with one request); profile: $WORK/callgrind.out.1"
+  exit 0
+fi
 REQS=$(( (REQUESTS / (CONNS * DEPTH)) * CONNS * DEPTH ))
 echo "$SCHEME: $TOTAL instructions for $REQS keep-alive requests over $CONNS connections," \
   "$DEPTH per write ($((TOTAL / REQS)) per request); profile: $WORK/callgrind.out.1"

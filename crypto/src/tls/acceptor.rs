@@ -14,6 +14,7 @@ use openssl::ssl::{
 
 use super::handoff;
 use super::identity::Identity;
+use super::idle_share::IdleShare;
 use super::stream::TlsStream;
 use super::ticket_keys::TicketKeys;
 use super::timeouts::SocketTimeouts;
@@ -27,7 +28,11 @@ const SESSION_ID_CONTEXT: &[u8] = b"moria-tls";
 /// Wraps accepted connections in TLS. Cheap to clone and share between fibers.
 #[derive(Clone)]
 pub struct TlsAcceptor {
+    /// Sessions of this context prepare their handoff to Moria's record layer.
     ctx: SslContext,
+    /// The same without that preparation, while few connections go idle (`idle_share.rs`).
+    plain_ctx: SslContext,
+    idle_share: Arc<IdleShare>,
     identity: Arc<Identity>,
     handshake_timeout: Option<Duration>,
     ticket_keys: TicketKeys,
@@ -69,14 +74,25 @@ impl TlsAcceptor {
     }
 
     /// Runs the server handshake on `stream`; fails with `ErrorKind::TimedOut` past the
-    /// handshake timeout. A TLS 1.3 session then goes on in Moria's own record layer (see the
+    /// handshake timeout. A TLS 1.3 session goes on in Moria's own record layer from its first
+    /// [`TlsStream::release_buffers`], or at once when the client chose HTTP/2 by ALPN (see the
     /// crate README, "TLS 1.3 records after the handshake").
     pub fn accept<S: Read + Write + SocketTimeouts>(&self, stream: S) -> Result<TlsStream<S>> {
-        let mut ssl = Ssl::new(&self.ctx)?;
+        let ctx = if self.idle_share.worth_noting() {
+            &self.ctx
+        } else {
+            &self.plain_ctx
+        };
+        let mut ssl = Ssl::new(ctx)?;
         ssl.set_accept_state();
-        handoff::track(&mut ssl);
+        handoff::track(&mut ssl, &self.idle_share);
         let mut tls = TlsStream::handshake(ssl, stream, self.handshake_timeout)?;
-        tls.hand_off();
+        // An HTTP/2 connection is long-lived by design and its server need not call
+        // `release_buffers`; any other waits for its first idle, so that one that serves one
+        // request and closes never pays for the handoff (`handoff.rs`).
+        if tls.alpn_protocol() == Some(b"h2") {
+            tls.hand_off();
+        }
         Ok(tls)
     }
 }
@@ -143,20 +159,24 @@ impl TlsAcceptorBuilder {
     /// Builds the acceptor: TLS 1.2 and 1.3 only, Mozilla's "intermediate" cipher suites.
     pub fn build(self) -> Result<TlsAcceptor> {
         let alpn = alpn_wire(&self.alpn)?;
-        let mut by_host = HashMap::new();
         let client_auth = self.client_auth.as_ref();
         let keys = match self.ticket_keys {
             Some(keys) => keys,
             None => TicketKeys::new()?,
         };
-        for (host, identity) in &self.sni {
-            let ctx = context(identity, &alpn, client_auth, &keys, None)?;
-            by_host.insert(host.clone(), ctx);
-        }
-        let by_host = Some(Arc::new(by_host));
-        let ctx = context(&self.identity, &alpn, client_auth, &keys, by_host)?;
+        let contexts = |prepared: bool| -> Result<SslContext> {
+            let mut by_host = HashMap::new();
+            for (host, identity) in &self.sni {
+                let ctx = context(identity, &alpn, client_auth, &keys, prepared, None)?;
+                by_host.insert(host.clone(), ctx);
+            }
+            let by_host = Some(Arc::new(by_host));
+            context(&self.identity, &alpn, client_auth, &keys, prepared, by_host)
+        };
         Ok(TlsAcceptor {
-            ctx,
+            ctx: contexts(true)?,
+            plain_ctx: contexts(false)?,
+            idle_share: Arc::default(),
             identity: Arc::new(self.identity),
             handshake_timeout: self.handshake_timeout,
             ticket_keys: keys,
@@ -165,13 +185,14 @@ impl TlsAcceptorBuilder {
 }
 
 /// One server context for `identity`, requiring client certificates verified by
-/// `client_auth` if given, sealing session tickets with `keys`; `sni` switches to another
-/// context by server name.
+/// `client_auth` if given, sealing session tickets with `keys`, its sessions `prepared` for a
+/// handoff (`handoff.rs`) or not; `sni` switches to another context by server name.
 fn context(
     identity: &Identity,
     alpn: &[u8],
     client_auth: Option<&Pki>,
     keys: &TicketKeys,
+    prepared: bool,
     sni: Option<Arc<HashMap<String, SslContext>>>,
 ) -> Result<SslContext> {
     let mut builder = SslAcceptor::mozilla_intermediate_v5(SslMethod::tls_server())?;
@@ -184,7 +205,9 @@ fn context(
     builder.set_private_key(&identity.key)?;
     builder.check_private_key()?;
     builder.set_session_id_context(SESSION_ID_CONTEXT)?;
-    handoff::prepare(&mut builder);
+    if prepared {
+        handoff::prepare(&mut builder);
+    }
     keys.install(&mut builder)?;
     if let Some(pki) = client_auth {
         builder.set_verify(SslVerifyMode::PEER | SslVerifyMode::FAIL_IF_NO_PEER_CERT);

@@ -1,41 +1,55 @@
-//! Handing a TLS 1.3 server session from OpenSSL to Moria's record layer (`record.rs`) once the
-//! handshake is over, so that OpenSSL's `SSL` object (about 14 KiB per connection even with
-//! its buffers released, see bench/results/2026-11-30-idle-connection-memory.md) can be freed
-//! while the connection lives on.
+//! Handing a TLS 1.3 server session from OpenSSL to Moria's record layer (`record.rs`) when the
+//! connection first goes idle, so that OpenSSL's `SSL` object (about 14 KiB per connection even
+//! with its buffers released, see bench/results/2026-11-30-idle-connection-memory.md) can be
+//! freed while the connection lives on.
 //!
 //! OpenSSL exports neither a session's keys nor its record sequence numbers, so the acceptor's
 //! sessions note them as they go, through two public callbacks:
 //!
 //! - the key log callback hands over each traffic secret as it is derived (the lines
 //!   `CLIENT_TRAFFIC_SECRET_0` and `SERVER_TRAFFIC_SECRET_0` of the NSS key log format);
-//! - the message callback reports every record header OpenSSL reads or writes and every
-//!   handshake message. Each direction switches to its application key right after its own
-//!   Finished message (the server's written one, the client's read one), and a TLS 1.3 record
-//!   never carries a Finished message together with application data, so the headers counted
-//!   after that Finished are exactly the records protected under the application key: the next
-//!   sequence number.
+//! - the message callback reports every record header OpenSSL reads or writes, the inner
+//!   content type of every TLS 1.3 record it decrypts, and every handshake message. Each
+//!   direction switches to its application key right after its own Finished message (the
+//!   server's written one, the client's read one), and a TLS 1.3 record never carries a
+//!   Finished message together with application data, so the headers counted after that
+//!   Finished are exactly the records protected under the application key: the next sequence
+//!   number.
 //!
-//! The acceptor hands a session over right after its handshake, and only then: the handshake
-//! ends once the client's Finished is processed, so OpenSSL is between records (a later
-//! `SSL_read` that stopped after a record's header, waiting for its body, leaves no trace that
-//! `SSL_has_pending` sees). The session must also be TLS 1.3 on the server side, with nothing
-//! decrypted and unread, no close_notify or KeyUpdate either way, and a suite `record.rs`
-//! implements; otherwise it stays with OpenSSL for its whole life, which is always correct,
-//! just larger and slower.
+//! A session is handed over between records only: every record header OpenSSL read since the
+//! client's Finished belongs to a record it also decrypted (a `SSL_read` that stopped after a
+//! record's header, waiting for its body, leaves no trace that `SSL_has_pending` sees, but its
+//! header is counted and its inner type is not). The session must also be TLS 1.3 on the
+//! server side, with nothing decrypted and unread, no close_notify or KeyUpdate either way, and
+//! a suite `record.rs` implements; otherwise it stays with OpenSSL for now (and for its whole
+//! life once a KeyUpdate or close_notify went by), which is always correct, just larger and
+//! slower.
+//!
+//! Why at the first idle and not right after the handshake: the handoff costs a second key
+//! schedule and two AEAD contexts, which only a connection that waits or serves many requests
+//! earns back; a connection that serves one request and closes (`Connection: close`, the TLS
+//! handshake benchmark) never goes idle and stays with OpenSSL, which already has its keys.
+//! Noting the secrets costs every handshake more (OpenSSL's key log lines), so an acceptor
+//! prepares new sessions for the handoff only while its connections tend to go idle
+//! (`idle_share.rs`).
 
 use std::ffi::{c_int, c_void};
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use foreign_types::ForeignTypeRef;
 use openssl::ex_data::Index;
 use openssl::ssl::{Ssl, SslContextBuilder, SslRef, SslVersion};
 use openssl_sys as ffi;
 
+use super::idle_share::IdleShare;
 use super::openssl_session::OpenSslSession;
 use super::record::{wipe, Opening, Sealing, Secret, Suite};
 
 /// `SSL3_RT_HEADER`: the message callback's content type for a record header.
 const RECORD_HEADER: c_int = 0x100;
+/// `SSL3_RT_INNER_CONTENT_TYPE`: the message callback's content type for the inner type of a
+/// TLS 1.3 record, reported once the record is decrypted.
+const INNER_CONTENT_TYPE: c_int = 0x101;
 /// `SSL3_RT_HANDSHAKE`.
 const HANDSHAKE_MESSAGE: c_int = 22;
 /// Handshake message type of Finished.
@@ -59,22 +73,35 @@ extern "C" {
     fn SSL_has_pending(s: *const ffi::SSL) -> c_int;
 }
 
-/// What one server session has noted about its keys and records.
-#[derive(Default)]
+/// What one server session has noted about its keys and records, and whether it went idle
+/// (told to its acceptor's [`IdleShare`] when OpenSSL frees the session).
 pub(crate) struct Tracker {
     noted: Mutex<Noted>,
+    share: Arc<IdleShare>,
+}
+
+impl Drop for Tracker {
+    fn drop(&mut self) {
+        let idle = self.noted().idle;
+        self.share.record(idle);
+    }
 }
 
 #[derive(Default)]
 struct Noted {
     client_secret: Option<Secret>,
     server_secret: Option<Secret>,
-    /// Records read under the client's application key, once it is in use.
+    /// Record headers read under the client's application key, once it is in use.
     read: Option<u64>,
+    /// Records decrypted under the client's application key (fewer than `read` while OpenSSL
+    /// holds a record's header and waits for its body).
+    opened: u64,
     /// Records written under the server's application key, once it is in use.
     written: Option<u64>,
     /// A KeyUpdate went either way (the secrets above are then stale).
     rekeyed: bool,
+    /// The connection went idle at least once.
+    idle: bool,
 }
 
 impl Tracker {
@@ -89,7 +116,8 @@ fn index() -> Option<Index<Ssl, Tracker>> {
 }
 
 /// Makes the sessions of the server context `builder` note what a handoff needs (sessions
-/// without a tracker, see [`track`], cost one lookup per callback).
+/// without a tracker, see [`track`], cost one lookup per callback). A context without this
+/// gives sessions that stay with OpenSSL (see `idle_share.rs` for when that is better).
 pub(crate) fn prepare(builder: &mut SslContextBuilder) {
     builder.set_keylog_callback(|ssl, line| {
         if let Some(tracker) = index().and_then(|i| ssl.ex_data(i)) {
@@ -100,10 +128,22 @@ pub(crate) fn prepare(builder: &mut SslContextBuilder) {
     unsafe { SSL_CTX_set_msg_callback(builder.as_ptr(), Some(on_message)) };
 }
 
-/// Gives the server session `ssl` its tracker (before its handshake starts).
-pub(crate) fn track(ssl: &mut Ssl) {
+/// Gives the server session `ssl` its tracker (before its handshake starts), which tells
+/// `share` whether the connection went idle.
+pub(crate) fn track(ssl: &mut Ssl, share: &Arc<IdleShare>) {
     if let Some(i) = index() {
-        ssl.set_ex_data(i, Tracker::default());
+        let tracker = Tracker {
+            noted: Mutex::default(),
+            share: share.clone(),
+        };
+        ssl.set_ex_data(i, tracker);
+    }
+}
+
+/// Notes that the connection of the server session `openssl` is going idle.
+pub(crate) fn going_idle(openssl: &OpenSslSession) {
+    if let Some(tracker) = index().and_then(|i| openssl.ssl().ex_data(i)) {
+        tracker.noted().idle = true;
     }
 }
 
@@ -140,8 +180,8 @@ fn decode_secret(hex: &str) -> Option<Secret> {
     secret
 }
 
-/// OpenSSL's message callback: counts record headers after each direction's Finished and
-/// notes KeyUpdates.
+/// OpenSSL's message callback: counts record headers after each direction's Finished (and the
+/// records read then decrypted) and notes KeyUpdates.
 unsafe extern "C" fn on_message(
     write_p: c_int,
     _version: c_int,
@@ -169,11 +209,15 @@ unsafe extern "C" fn on_message(
                 *n += 1;
             }
         }
+        INNER_CONTENT_TYPE if !writing && noted.read.is_some() => noted.opened += 1,
         HANDSHAKE_MESSAGE if len > 0 && !buf.is_null() => {
             // SAFETY: `buf` holds `len` (> 0) readable bytes for the call.
             match unsafe { *buf.cast::<u8>() } {
                 FINISHED if writing => noted.written = Some(0),
-                FINISHED => noted.read = Some(0),
+                FINISHED => {
+                    noted.read = Some(0);
+                    noted.opened = 0;
+                }
                 KEY_UPDATE => noted.rekeyed = true,
                 _ => {}
             }
@@ -182,8 +226,8 @@ unsafe extern "C" fn on_message(
     }
 }
 
-/// The record layer of the TLS 1.3 server session `openssl`, whose handshake has just finished,
-/// if it can carry on without OpenSSL (see the module docs); `None` leaves it with OpenSSL.
+/// The record layer of the TLS 1.3 server session `openssl`, whose handshake is over, if it can
+/// carry on without OpenSSL now (see the module docs); `None` leaves it with OpenSSL.
 pub(crate) fn take(openssl: &mut OpenSslSession) -> Option<(Opening, Sealing)> {
     let shut = !openssl.get_shutdown().is_empty();
     let ssl = openssl.ssl();
@@ -209,6 +253,9 @@ pub(crate) fn take(openssl: &mut OpenSslSession) -> Option<(Opening, Sealing)> {
     }
     let (client, server) = (noted.client_secret.clone()?, noted.server_secret.clone()?);
     let (read, written) = (noted.read?, noted.written?);
+    if read != noted.opened {
+        return None;
+    }
     drop(noted);
     let opening = Opening::new(suite, client, read).ok()?;
     let sealing = Sealing::new(suite, server, written).ok()?;

@@ -32,6 +32,7 @@ mod connector;
 mod handoff;
 mod handshake_outcome;
 mod identity;
+mod idle_share;
 mod memio;
 mod moria_session;
 mod openssl_session;

@@ -1,6 +1,6 @@
 //! [`Session`]: what a TLS stream drives over its memory transport: OpenSSL's session
-//! (`openssl_session.rs`), or after a handoff (`handoff.rs`, when a TLS 1.3 server handshake is
-//! done) the one whose records Moria protects (`moria_session.rs`). Both answer the same
+//! (`openssl_session.rs`), or after a handoff (`handoff.rs`, when a TLS 1.3 server session first
+//! goes idle) the one whose records Moria protects (`moria_session.rs`). Both answer the same
 //! non-waiting operations; neither ever touches the socket.
 
 use std::io;
@@ -119,9 +119,9 @@ impl Session {
             }
     }
 
-    /// Hands a TLS 1.3 server session over to the record layer Moria runs (`moria_session.rs`) if it can be (see
-    /// `handoff.rs`; only right after the handshake), freeing OpenSSL's `SSL`; otherwise leaves
-    /// it as it is.
+    /// Hands a TLS 1.3 server session over to the record layer Moria runs (`moria_session.rs`)
+    /// if it can be now (see `handoff.rs`), freeing OpenSSL's `SSL`; otherwise leaves it as it
+    /// is.
     pub(crate) fn hand_off(&mut self) {
         if let Session::OpenSsl(openssl) = self {
             if let Some((opening, sealing)) = handoff::take(openssl) {
@@ -132,9 +132,14 @@ impl Session {
         }
     }
 
-    /// For a connection about to sit idle: frees the buffers that hold nothing (and the moria
+    /// For a connection about to sit idle: hands a TLS 1.3 server session over (see
+    /// [`Session::hand_off`]), then frees the buffers that hold nothing (and the moria
     /// session's AEAD contexts).
     pub(crate) fn release(&mut self) {
+        if let Session::OpenSsl(openssl) = self {
+            handoff::going_idle(openssl);
+        }
+        self.hand_off();
         match self {
             Session::OpenSsl(openssl) => openssl.get_mut().release(),
             Session::Moria(moria) => moria.release(),

@@ -147,22 +147,24 @@ impl<S> TlsStream<S> {
         !self.has_buffered_input() && !self.session.input_ended()
     }
 
-    /// For a connection about to sit idle: frees Moria's buffers while they hold nothing (the
-    /// next read allocates again; OpenSSL frees its own then too, `SSL_MODE_RELEASE_BUFFERS` is
-    /// set on every context of this crate), and a TLS 1.3 server session's AEAD contexts (its
-    /// keys stay; see the crate README, "TLS 1.3 records after the handshake").
+    /// For a connection about to sit idle: hands a TLS 1.3 server session over to Moria's own
+    /// record layer if it is between records (freeing OpenSSL's session), frees Moria's buffers
+    /// while they hold nothing (the next read allocates again; OpenSSL frees its own then too,
+    /// `SSL_MODE_RELEASE_BUFFERS` is set on every context of this crate), and the TLS 1.3
+    /// record layer's AEAD contexts (its keys stay; see the crate README, "TLS 1.3 records after
+    /// the handshake").
     pub fn release_buffers(&mut self) {
         self.session.release();
     }
 
-    /// Hands a TLS 1.3 server session whose handshake has just finished over to Moria's record
-    /// layer, if it can be.
+    /// Hands a TLS 1.3 server session whose handshake is over to Moria's record layer, if it
+    /// can be now.
     pub(crate) fn hand_off(&mut self) {
         self.session.hand_off();
     }
 
     /// Whether Moria's own TLS 1.3 record layer carries the session (a TLS 1.3 server session
-    /// after its handshake, see the crate README, "TLS 1.3 records after the handshake").
+    /// after its first idle, see the crate README, "TLS 1.3 records after the handshake").
     pub fn records_by_moria(&self) -> bool {
         matches!(self.session, Session::Moria(_))
     }

@@ -11,6 +11,7 @@ mod rng_fibers;
 mod rng_statistics;
 mod tls_fibers;
 mod tls_handoff;
+mod tls_handoff_policy;
 mod tls_loopback;
 mod tls_mutual;
 mod tls_openssl_cli;

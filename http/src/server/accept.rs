@@ -332,7 +332,12 @@ fn serve(mut conn: Connection) {
     match ending {
         Ok(Ending::Idle) => {
             if let Io::Tls(tls) = &mut conn.io {
+                // A TLS 1.3 session leaves OpenSSL at its first idle (moria-crypto's handoff).
+                let before = tls.0.records_by_moria();
                 tls.0.release_buffers();
+                if !before && tls.0.records_by_moria() {
+                    Counters::bump(&conn.shared.counters.tls_handoffs);
+                }
             }
             conn.reg.detach();
             let deadline = Instant::now() + shared.cfg.limits.keep_alive_timeout;

@@ -28,9 +28,9 @@ pub struct ServerStats {
     /// Connection working states in use now: held by connections while they are served
     /// (never by a waiting or parked one).
     pub busy_states: u64,
-    /// TLS 1.3 sessions handed from OpenSSL to moria-crypto's own record layer after their
-    /// handshake (OpenSSL's session object freed; see moria-crypto's README, "TLS 1.3 records
-    /// after the handshake").
+    /// TLS 1.3 sessions handed from OpenSSL to moria-crypto's own record layer, at their first
+    /// idle or (HTTP/2) after their handshake (OpenSSL's session object freed; see
+    /// moria-crypto's README, "TLS 1.3 records after the handshake").
     pub tls_handoffs: u64,
 }
 
