@@ -88,10 +88,10 @@ impl TlsAcceptor {
         handoff::track(&mut ssl, &self.idle_share);
         let mut tls = TlsStream::handshake(ssl, stream, self.handshake_timeout)?;
         // An HTTP/2 connection is long-lived by design and its server need not call
-        // `release_buffers`; any other waits for its first idle, so that one that serves one
-        // request and closes never pays for the handoff (`handoff.rs`).
+        // `release_buffers`; any other waits for its first idle (or its split), so that one
+        // that serves one request and closes never pays for the handoff (`handoff.rs`).
         if tls.alpn_protocol() == Some(b"h2") {
-            tls.hand_off();
+            tls.settle();
         }
         Ok(tls)
     }

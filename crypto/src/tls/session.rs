@@ -122,7 +122,7 @@ impl Session {
     /// Hands a TLS 1.3 server session over to the record layer Moria runs (`moria_session.rs`)
     /// if it can be now (see `handoff.rs`), freeing OpenSSL's `SSL`; otherwise leaves it as it
     /// is.
-    pub(crate) fn hand_off(&mut self) {
+    fn hand_off(&mut self) {
         if let Session::OpenSsl(openssl) = self {
             if let Some((opening, sealing)) = handoff::take(openssl) {
                 let outcome = HandshakeOutcome::of(openssl.ssl());
@@ -132,14 +132,20 @@ impl Session {
         }
     }
 
-    /// For a connection about to sit idle: hands a TLS 1.3 server session over (see
-    /// [`Session::hand_off`]), then frees the buffers that hold nothing (and the moria
-    /// session's AEAD contexts).
-    pub(crate) fn release(&mut self) {
+    /// For a connection that will wait or live long (an idle one, a split one, HTTP/2): notes
+    /// that it did (see `idle_share.rs`) and hands a TLS 1.3 server session over (see
+    /// [`Session::hand_off`]).
+    pub(crate) fn settle(&mut self) {
         if let Session::OpenSsl(openssl) = self {
             handoff::going_idle(openssl);
         }
         self.hand_off();
+    }
+
+    /// For a connection about to sit idle: [`Session::settle`], then frees the buffers that
+    /// hold nothing (and the moria session's AEAD contexts).
+    pub(crate) fn release(&mut self) {
+        self.settle();
         match self {
             Session::OpenSsl(openssl) => openssl.get_mut().release(),
             Session::Moria(moria) => moria.release(),

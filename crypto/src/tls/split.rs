@@ -52,8 +52,11 @@ pub struct TlsWriter {
 
 impl TlsStream<TcpStream> {
     /// Splits into a reader and a writer that two fibers can use at the same time. Timeouts
-    /// set on the socket before the split still apply to each half.
-    pub fn split(self) -> io::Result<(TlsReader, TlsWriter)> {
+    /// set on the socket before the split still apply to each half. A TLS 1.3 server session
+    /// moves to Moria's record layer here if it can (a split stream lives long; see the crate
+    /// README, "TLS 1.3 records after the handshake").
+    pub fn split(mut self) -> io::Result<(TlsReader, TlsWriter)> {
+        self.settle();
         let (ssl, sock) = self.into_parts();
         let (reader, writer) = sock.split()?;
         let shared = Arc::new(Shared {

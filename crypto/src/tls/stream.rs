@@ -157,10 +157,10 @@ impl<S> TlsStream<S> {
         self.session.release();
     }
 
-    /// Hands a TLS 1.3 server session whose handshake is over to Moria's record layer, if it
-    /// can be now.
-    pub(crate) fn hand_off(&mut self) {
-        self.session.hand_off();
+    /// For a connection that will live long (HTTP/2, a split stream): hands a TLS 1.3 server
+    /// session whose handshake is over to Moria's record layer, if it can be now.
+    pub(crate) fn settle(&mut self) {
+        self.session.settle();
     }
 
     /// Whether Moria's own TLS 1.3 record layer carries the session (a TLS 1.3 server session
