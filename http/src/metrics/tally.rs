@@ -45,7 +45,7 @@ impl Tally {
     }
 
     /// Counts one answered request (`route`: the route it matched, if any).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn count(&mut self, route: Option<Arc<RouteStat>>, method: Method, status: u16) {
         if let Some(last) = &mut self.last {
             let same_route = match (&last.route, &route) {
