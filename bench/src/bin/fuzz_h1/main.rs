@@ -11,14 +11,13 @@
 //! under `--out`. Prints a table of outcomes and a summary line; exits 1 when anything was found.
 
 mod corpus;
+mod harness;
 mod mutate;
 mod oracle;
 mod rng;
 
-use std::panic::{self, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
@@ -27,6 +26,7 @@ use moria_http::Limits;
 use moria_streams::chunked::ChunkedLimits;
 
 use corpus::{Target, CHUNKED, REQUESTS};
+use harness::{save, CURRENT};
 use oracle::{check_chunked, check_request, BodyOutcome, HeadOutcome, Reads};
 use rng::Rng;
 
@@ -204,53 +204,20 @@ fn run(case: &Case, tally: &mut Tally) -> Result<(), String> {
     Ok(())
 }
 
-/// The message of the last panic, recorded by the hook instead of printed.
-static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
-/// The execution in progress, plus one (0 before the first).
-static CURRENT: AtomicU64 = AtomicU64::new(0);
-
 /// Runs `case` and turns a panic into a finding.
 fn run_caught(case: &Case, tally: &mut Tally) -> Result<(), String> {
-    match panic::catch_unwind(AssertUnwindSafe(|| run(case, tally))) {
-        Ok(result) => result,
-        Err(_) => {
-            let msg = LAST_PANIC.lock().ok().and_then(|mut m| m.take());
-            Err(format!("panic: {}", msg.unwrap_or_default()))
-        }
-    }
-}
-
-fn save(out: &Path, name: &str, input: &[u8]) -> String {
-    let path = out.join(name);
-    match std::fs::create_dir_all(out).and_then(|()| std::fs::write(&path, input)) {
-        Ok(()) => path.display().to_string(),
-        Err(e) => format!("(not saved: {e})"),
-    }
+    harness::caught(|| run(case, tally))
 }
 
 /// Exits the process when one execution runs longer than `limit`, saving its input.
 fn watchdog(seed: u64, limit: Duration, out: PathBuf) {
-    std::thread::spawn(move || {
-        let mut last = 0;
-        let mut since = Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let now = CURRENT.load(Ordering::Relaxed);
-            if now != last {
-                last = now;
-                since = Instant::now();
-            } else if now > 0 && since.elapsed() >= limit {
-                let index = now - 1;
-                let input = case(seed, index).input;
-                let file = save(&out, &format!("hang-{seed:x}-{index}.bin"), &input);
-                eprintln!(
-                    "FINDING: execution {index} ran for {:?} (endless loop?); input in {file}; \
-                     replay with --seed {seed} --replay {index}",
-                    since.elapsed()
-                );
-                std::process::exit(3);
-            }
-        }
+    harness::watchdog(limit, move |index, took| {
+        let input = case(seed, index).input;
+        let file = save(&out, &format!("hang-{seed:x}-{index}.bin"), &input);
+        eprintln!(
+            "FINDING: execution {index} ran for {took:?} (endless loop?); input in {file}; \
+             replay with --seed {seed} --replay {index}"
+        );
     });
 }
 
@@ -285,11 +252,7 @@ fn replay(seed: u64, index: u64) -> i32 {
 
 fn main() {
     let args = Args::parse();
-    panic::set_hook(Box::new(|info| {
-        if let Ok(mut m) = LAST_PANIC.lock() {
-            *m = Some(info.to_string());
-        }
-    }));
+    harness::record_panics();
     if let Some(index) = args.replay {
         std::process::exit(replay(args.seed, index));
     }

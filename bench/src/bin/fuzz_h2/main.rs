@@ -10,20 +10,21 @@
 //! input is saved under `--out`. Exits 1 when anything was found.
 
 mod corpus;
+#[path = "../fuzz_h1/harness.rs"]
+mod harness;
 mod mutate;
 mod oracle;
 #[path = "../fuzz_h1/rng.rs"]
 mod rng;
 
-use std::panic::{self, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use clap::Parser;
 use moria_http::fuzzing::h2_connection;
 
+use harness::{save, CURRENT};
 use oracle::Ending;
 use rng::Rng;
 
@@ -62,64 +63,15 @@ fn case(seeds: &[Vec<u8>], seed: u64, index: u64) -> Vec<u8> {
     input
 }
 
-/// The message of the last panic, recorded by the hook instead of printed.
-static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
-/// The execution in progress, plus one (0 before the first).
-static CURRENT: AtomicU64 = AtomicU64::new(0);
-
 /// Runs one input; a panic or a broken rule is the error.
 fn run(input: &[u8]) -> Result<Ending, String> {
     let opened = oracle::headers_frames(input);
-    match panic::catch_unwind(AssertUnwindSafe(|| h2_connection(input, STALL))) {
-        Ok(run) => oracle::check(&run, opened),
-        Err(_) => {
-            let msg = LAST_PANIC.lock().ok().and_then(|mut m| m.take());
-            Err(format!("panic: {}", msg.unwrap_or_default()))
-        }
-    }
-}
-
-fn save(out: &Path, name: &str, input: &[u8]) -> String {
-    let path = out.join(name);
-    match std::fs::create_dir_all(out).and_then(|()| std::fs::write(&path, input)) {
-        Ok(()) => path.display().to_string(),
-        Err(e) => format!("(not saved: {e})"),
-    }
-}
-
-/// Exits the process when one execution runs longer than `limit`, saving its input.
-fn watchdog(seeds: Vec<Vec<u8>>, seed: u64, limit: Duration, out: PathBuf) {
-    std::thread::spawn(move || {
-        let mut last = 0;
-        let mut since = Instant::now();
-        loop {
-            std::thread::sleep(Duration::from_millis(500));
-            let now = CURRENT.load(Ordering::Relaxed);
-            if now != last {
-                last = now;
-                since = Instant::now();
-            } else if now > 0 && since.elapsed() >= limit {
-                let index = now - 1;
-                let input = case(&seeds, seed, index);
-                let file = save(&out, &format!("hang-{seed:x}-{index}.bin"), &input);
-                eprintln!(
-                    "FINDING: execution {index} ran for {:?}; input in {file}; replay with \
-                     --seed {seed} --replay {index}",
-                    since.elapsed()
-                );
-                std::process::exit(3);
-            }
-        }
-    });
+    harness::caught(|| oracle::check(&h2_connection(input, STALL), opened))
 }
 
 fn main() {
     let args = Args::parse();
-    panic::set_hook(Box::new(|info| {
-        if let Ok(mut m) = LAST_PANIC.lock() {
-            *m = Some(info.to_string());
-        }
-    }));
+    harness::record_panics();
     let seeds = corpus::seeds();
     if let Some(index) = args.replay {
         let input = case(&seeds, args.seed, index);
@@ -128,12 +80,15 @@ fn main() {
         println!("{outcome:?}");
         std::process::exit(i32::from(outcome.is_err()));
     }
-    watchdog(
-        seeds.clone(),
-        args.seed,
-        Duration::from_secs(args.hang_secs),
-        args.out.clone(),
-    );
+    let (hang_seeds, seed, out) = (seeds.clone(), args.seed, args.out.clone());
+    harness::watchdog(Duration::from_secs(args.hang_secs), move |index, took| {
+        let input = case(&hang_seeds, seed, index);
+        let file = save(&out, &format!("hang-{seed:x}-{index}.bin"), &input);
+        eprintln!(
+            "FINDING: execution {index} ran for {took:?}; input in {file}; replay with \
+             --seed {seed} --replay {index}"
+        );
+    });
     let mut endings: Vec<(Ending, u64)> = Vec::new();
     let mut findings = 0u64;
     let start = Instant::now();
