@@ -2,13 +2,12 @@
 //! without permessage-deflate (a compressing socket frames it anew), and from the client
 //! (which must mask it): each arrives as the message it was made from.
 
-use moria_http::client::Client;
 use moria_http::ws::{Acceptor, Config, DeflateConfig, Message, Prepared};
 use moria_http::{Request, Response, Server};
 
 use crate::common::stop;
 use crate::common::tls::Fixture;
-use crate::common::ws::{frame, handshake, read_frame};
+use crate::common::ws::{client, frame, handshake, read_frame};
 
 #[test]
 fn a_prepared_message_arrives_whole_compressed_or_not_and_from_the_client() {
@@ -45,17 +44,7 @@ fn a_prepared_message_arrives_whole_compressed_or_not_and_from_the_client() {
         },
     );
     for deflate in [false, true] {
-        let mut config = Config::new();
-        if deflate {
-            config = config.deflate(DeflateConfig::default());
-        }
-        let mut ws = Client::new()
-            .unwrap()
-            .websocket(&format!("ws://{}/", f.server.local_addr()))
-            .config(config)
-            .connect()
-            .unwrap();
-        assert_eq!(ws.is_compressed(), deflate);
+        let mut ws = client(f.server.local_addr(), deflate);
         assert_eq!(
             ws.read().unwrap(),
             Message::Text("to everyone: héllo".into())

@@ -4,13 +4,12 @@
 
 use std::io::Read;
 
-use moria_http::client::Client;
 use moria_http::ws::{Acceptor, Config, DeflateConfig, Message};
 use moria_http::{Request, Response, Server};
 
 use crate::common::stop;
 use crate::common::tls::Fixture;
-use crate::common::ws::{frame, handshake, read_frame};
+use crate::common::ws::{client, frame, handshake, read_frame};
 
 /// A server whose handler streams each message and answers `text? length sum`.
 fn summing_server() -> Fixture {
@@ -73,17 +72,7 @@ fn a_fragmented_message_streams_with_a_ping_between_fragments() {
 fn compressed_messages_stream_from_moria_client() {
     let f = summing_server();
     for deflate in [false, true] {
-        let mut config = Config::new();
-        if deflate {
-            config = config.deflate(DeflateConfig::default());
-        }
-        let mut ws = Client::new()
-            .unwrap()
-            .websocket(&format!("ws://{}/", f.server.local_addr()))
-            .config(config)
-            .connect()
-            .unwrap();
-        assert_eq!(ws.is_compressed(), deflate);
+        let mut ws = client(f.server.local_addr(), deflate);
         let big = vec![5u8; 300_000];
         ws.send_binary(&big).unwrap();
         assert_eq!(

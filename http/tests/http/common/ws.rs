@@ -34,6 +34,23 @@ pub fn echo_server(tls: bool, config: Config) -> Fixture {
     )
 }
 
+/// Our client on `ws://ADDR/`, offering permessage-deflate when `deflate` (and checked to
+/// have it agreed or not).
+pub fn client(addr: std::net::SocketAddr, deflate: bool) -> WebSocket {
+    let mut config = Config::new();
+    if deflate {
+        config = config.deflate(moria_http::ws::DeflateConfig::default());
+    }
+    let ws = moria_http::client::Client::new()
+        .unwrap()
+        .websocket(&format!("ws://{addr}/"))
+        .config(config)
+        .connect()
+        .unwrap();
+    assert_eq!(ws.is_compressed(), deflate);
+    ws
+}
+
 /// The RFC's sample key and its accept value.
 pub const KEY: &str = "dGhlIHNhbXBsZSBub25jZQ==";
 pub const ACCEPT: &str = "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=";
