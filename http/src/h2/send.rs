@@ -113,10 +113,11 @@ impl<'c> StreamSender<'c> {
                 buf = Vec::new();
             }
             let (n, max_frame) = self.reserve(left)?;
-            buf.resize(n, 0);
-            let got = read_full(src, &mut buf)?;
+            buf.clear();
+            buf.reserve_exact(n);
+            let got = (&mut *src).take(n as u64).read_to_end(&mut buf)?;
             self.shared
-                .queue(|out| put_data_frames(out, id, &buf[..got], false, max_frame))?;
+                .queue(|out| put_data_frames(out, id, &buf, false, max_frame))?;
             moved += got as u64;
             if got < n {
                 break;
@@ -233,20 +234,6 @@ fn put_data_frames(out: &mut Vec<u8>, id: u32, body: &[u8], end: bool, max_frame
     while let Some(chunk) = chunks.next() {
         put_data(out, id, chunk, end && chunks.peek().is_none());
     }
-}
-
-/// Reads until `buf` is full or `src` ends; returns the bytes read.
-fn read_full(src: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match src.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
 }
 
 fn put_data(out: &mut Vec<u8>, id: u32, body: &[u8], end: bool) {

@@ -8,10 +8,11 @@
 use std::io::Read;
 use std::time::Duration;
 
-use moria_http::{Request, Response, Server};
+use moria_http::{Request, Response, Server, StaticFiles};
 
 use crate::common::curl::require_curl;
-use crate::common::h2::{curl_h2c, stdout};
+use crate::common::files::tree;
+use crate::common::h2::{curl_h2c, nghttp, require_nghttp, stdout};
 use crate::common::h2raw::*;
 use crate::common::{start, stop};
 
@@ -176,6 +177,36 @@ fn streams_parked_on_a_zero_window_are_capped_server_wide() {
     assert_eq!(got, 100_000);
     drop((a, b));
     still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn a_client_opening_small_windows_slowly_gets_whole_files() {
+    // nghttp with 1 KiB stream windows and a 4 KiB connection window, 5 downloads of a
+    // 300,000-byte file at once: every file copy waits on the windows many times, reading no
+    // more than they allow.
+    require_nghttp();
+    let t = tree();
+    let server = start(
+        Server::builder(),
+        StaticFiles::builder(t.root()).build().unwrap(),
+    );
+    let args = ["-v", "-w", "10", "-W", "12", "-m", "5"];
+    let out = stdout(&nghttp(server.local_addr(), "/big.txt", &args));
+    assert!(!out.contains("RST_STREAM"), "{out}");
+    let received: usize = out
+        .lines()
+        .filter(|l| l.contains("recv DATA frame"))
+        .filter_map(|l| {
+            l.split("length=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(received, 5 * 300_000);
     stop(&server);
 }
 
