@@ -126,12 +126,13 @@ def flood(kind):
     return run
 
 
-def window_held_shut(port, until):
+def window_held_shut(port, until, settings=struct.pack(">HI", 4, 0)):
     # INITIAL_WINDOW_SIZE 0 and 100 requests for a large file per connection, 20 connections
-    # at a time: each stream waits for window until the server's write timeout resets it.
+    # at a time: each stream waits for window until the server's write timeout resets it
+    # (past the server's cap on parked streams, h2_max_parked, it is reset at once).
     conns = []
     while time.time() < until:
-        c = Conn(port, struct.pack(">HI", 4, 0))
+        c = Conn(port, settings)
         c.send(b"".join(frame(HEADERS, END_HEADERS | END_STREAM, 1 + 2 * i, request(b"/big.bin"))
                         for i in range(100)))
         conns.append(c)
@@ -140,6 +141,12 @@ def window_held_shut(port, until):
         time.sleep(0.05)
     for c in conns:
         c.close()
+
+
+def conn_window_held_shut(port, until):
+    # The default stream window, but the connection's never reopened: after the first 64 KiB
+    # every stream waits on the connection's window (not capped: see http/README).
+    window_held_shut(port, until, b"")
 
 
 def too_many_streams(port, until):
@@ -176,7 +183,8 @@ ATTACKS = [
     ("HPACK bomb (431 per stream)", hpack_bomb),
     ("SETTINGS flood", flood(SETTINGS)),
     ("PING flood", flood(PING)),
-    ("window held at zero (20 conns x 100 streams)", window_held_shut),
+    ("stream window held at zero (20 conns x 100 streams)", window_held_shut),
+    ("connection window held at zero (20 conns x 100 streams)", conn_window_held_shut),
     ("streams past the limit (REFUSED_STREAM)", too_many_streams),
     ("window overflow", window_overflow),
     ("stream ids going backwards", stream_ids_backwards),

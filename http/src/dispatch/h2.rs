@@ -4,10 +4,10 @@
 //! body reader over the stream's DATA), runs through the [`Dispatcher`], and its [`Response`]
 //! goes back as HEADERS and DATA. Files are copied through the stream (DATA frames cannot be
 //! `sendfile`d past the frame headers and the windows): HTTP/2 costs the static-file path a
-//! buffered copy where h1 has zero-copy. `Request::version` says `Http2`; `Request::tls().alpn`
+//! buffered copy where h1 has zero-copy, read no faster than the client's windows open. `Request::version` says `Http2`; `Request::tls().alpn`
 //! says `h2` on HTTPS.
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::time::{Duration, Instant};
 
 use super::h1::ConnConfig;
@@ -24,7 +24,8 @@ use crate::percent::decode_path_into;
 use crate::request::{Params, Request};
 use crate::response::{respond_error, BodyKind, Response};
 use crate::status::is_bodyless;
-use crate::transport::Transport;
+use crate::transport::{check_len, Transport};
+use moria_streams::File;
 
 /// Buffer between a streamed body and the DATA frames.
 const STREAM_BUF: usize = 16 * 1024;
@@ -297,5 +298,12 @@ impl Transport for Frames<'_, '_> {
 
     fn read_within(&mut self, _: &mut [u8], _: Duration) -> io::Result<Option<usize>> {
         Ok(Some(0))
+    }
+
+    /// Reads the file as the windows open, no more than they allow: a stream whose client
+    /// holds its window shut holds no copy buffer.
+    fn send_file(&mut self, file: &mut File, offset: u64, len: u64) -> io::Result<()> {
+        file.seek(SeekFrom::Start(offset))?;
+        check_len(self.0.copy_from(file, len)?, len)
     }
 }

@@ -12,7 +12,9 @@ use std::time::Duration;
 
 use moria_runtime::ShutdownToken;
 
-use crate::h2::{serve, Call, ConnConfig, ResponseHead, Service, PREFACE};
+use crate::h2::{
+    serve, Call, ConnConfig, Parked, ResponseHead, Service, DEFAULT_MAX_PARKED, PREFACE,
+};
 
 /// What one connection did.
 #[derive(Debug)]
@@ -41,7 +43,10 @@ pub fn h2_connection(frames: &[u8], stall: Duration) -> H2Run {
             &mut io::Cursor::new(input),
             Box::new(Sink(out)),
             &service,
-            &ConnConfig { stall },
+            &ConnConfig {
+                stall,
+                parked: std::sync::Arc::new(Parked::new(DEFAULT_MAX_PARKED)),
+            },
             &ShutdownToken::new(),
             &AtomicBool::new(false),
             socket.as_raw_fd(),

@@ -7,6 +7,7 @@
 use std::io::{self, Read, Write};
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use moria_runtime::scope::scope;
@@ -19,7 +20,7 @@ use super::inbound::Conn;
 use super::reader::FrameReader;
 use super::send::StreamSender;
 use super::settings::{put_server_settings, CONN_WINDOW, DEFAULT_WINDOW, MAX_CONCURRENT_STREAMS};
-use super::shared::Shared;
+use super::shared::{Parked, Shared};
 use super::{Call, Service, PREFACE};
 
 /// Most bytes read and dropped after an error GOAWAY (see `linger`).
@@ -29,6 +30,8 @@ const LINGER_MAX: usize = 1 << 20;
 pub(crate) struct ConnConfig {
     /// How long a stream waits on the client (window, body) before giving up.
     pub stall: Duration,
+    /// The server's streams parked on a zero window, and their cap.
+    pub parked: Arc<Parked>,
 }
 
 /// A connection error: the GOAWAY code, and why (for the log).
@@ -65,7 +68,7 @@ pub(crate) fn serve(
             "not an HTTP/2 preface",
         ));
     }
-    let shared = Shared::new(write, cfg.stall);
+    let shared = Shared::new(write, cfg.stall, Arc::clone(&cfg.parked));
     shared.send(|out| {
         put_server_settings(out);
         put_window_update(out, 0, (CONN_WINDOW - DEFAULT_WINDOW) as u32);

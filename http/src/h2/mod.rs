@@ -39,6 +39,11 @@ mod shared;
 pub(crate) use body::StreamBody;
 pub(crate) use conn::{serve, ConnConfig};
 pub(crate) use send::{ResponseHead, StreamSender};
+pub(crate) use shared::Parked;
+
+/// Default cap on a server's streams parked on a zero send window (see
+/// [`ServerBuilder::h2_max_parked`](crate::ServerBuilder::h2_max_parked)).
+pub(crate) const DEFAULT_MAX_PARKED: usize = 1024;
 
 /// The client connection preface (RFC 9113 §3.4).
 pub(crate) const PREFACE: &[u8; 24] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";

@@ -7,11 +7,14 @@
 //! resets the stream (CANCEL): a client holding a window shut costs one parked fiber for that
 //! long.
 
-use std::io;
+use std::io::{self, Read};
 
 use super::frame::{flag, kind, put_header, put_header_block, put_rst, ErrorCode};
 use super::hpack::{encode_field, encode_status};
-use super::shared::{gone, Shared};
+use super::shared::{gone, Shared, State};
+
+/// The most send window a stream takes at once, and so the largest buffer a file copy holds.
+const COPY_CHUNK: usize = 64 * 1024;
 
 /// Fields that HTTP/2 forbids (RFC 9113 §8.2.2), left out of a response head.
 const CONNECTION_SPECIFIC: [&str; 5] = [
@@ -54,10 +57,10 @@ impl<'c> StreamSender<'c> {
         let mut block = Vec::with_capacity(head.lines.len() + 16);
         encode_head(head, &mut block);
         let head_ends = end && body.is_empty();
-        let n = if body.is_empty() {
-            0
+        let (n, _) = if body.is_empty() {
+            (0, 0)
         } else {
-            self.reserve(body.len())?
+            self.reserve(body.len().min(COPY_CHUNK))?
         };
         let (max_frame, alone) = {
             let st = self.shared.state();
@@ -67,7 +70,7 @@ impl<'c> StreamSender<'c> {
         self.shared.queue(|out| {
             put_header_block(out, id, &block, head_ends, max_frame);
             if n > 0 {
-                put_data(out, id, &body[..n], end && n == body.len());
+                put_data_frames(out, id, &body[..n], end && n == body.len(), max_frame);
             }
         })?;
         if n < body.len() {
@@ -87,60 +90,125 @@ impl<'c> StreamSender<'c> {
             self.shared.queue(|out| put_data(out, id, &[], true))?;
         }
         while !body.is_empty() {
-            let n = self.reserve(body.len())?;
+            let (n, max_frame) = self.reserve(body.len().min(COPY_CHUNK))?;
             let last = end && n == body.len();
             self.shared
-                .queue(|out| put_data(out, id, &body[..n], last))?;
+                .queue(|out| put_data_frames(out, id, &body[..n], last, max_frame))?;
             body = &body[n..];
         }
         self.shared.flush_soon()
     }
 
-    /// Takes up to `want` bytes of send window (at most one frame), waiting for some (after
-    /// writing what is queued: the client may be waiting for it to open the window).
-    fn reserve(&self, want: usize) -> io::Result<usize> {
-        let shared = self.shared;
-        let mut flushed = false;
-        let mut st = shared.state();
-        loop {
-            let st_ref = &mut *st;
-            let max_frame = st_ref.peer.max_frame;
-            let conn_window = st_ref.send_window;
-            let slot = st_ref.streams.get_mut(&self.id).ok_or_else(gone)?;
-            if slot.reset || st_ref.dead {
-                return Err(gone());
+    /// Sends `len` bytes of `src` as DATA frames (not ending the stream), read piece by piece
+    /// as the windows open: each read is no larger than the window just taken (at most
+    /// [`COPY_CHUNK`]), and no buffer is held while the stream waits for window. Returns the
+    /// bytes sent (fewer than `len`: `src` ended first).
+    pub(crate) fn copy_from(&self, src: &mut dyn Read, len: u64) -> io::Result<u64> {
+        let id = self.id;
+        let mut buf = Vec::new();
+        let mut moved = 0;
+        while moved < len {
+            let left = usize::try_from(len - moved).map_or(COPY_CHUNK, |l| l.min(COPY_CHUNK));
+            if !self.has_window() {
+                buf = Vec::new();
             }
-            let window = conn_window.min(slot.send_window);
-            if window > 0 {
-                let n = want.min(max_frame).min(window as usize);
-                slot.send_window -= n as i64;
-                st_ref.send_window -= n as i64;
-                return Ok(n);
-            }
-            if !flushed {
-                drop(st);
-                shared.flush()?;
-                flushed = true;
-                st = shared.state();
-                continue;
-            }
-            if shared.changed.wait_timeout(&mut st, shared.stall) {
-                if let Some(slot) = st.streams.get_mut(&self.id) {
-                    slot.reset = true;
-                }
-                drop(st);
-                let id = self.id;
-                shared.send(|out| put_rst(out, id, ErrorCode::Cancel))?;
-                return Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "HTTP/2 send window stayed shut",
-                ));
+            let (n, max_frame) = self.reserve(left)?;
+            buf.clear();
+            buf.reserve_exact(n);
+            let got = (&mut *src).take(n as u64).read_to_end(&mut buf)?;
+            self.shared
+                .queue(|out| put_data_frames(out, id, &buf, false, max_frame))?;
+            moved += got as u64;
+            if got < n {
+                break;
             }
         }
+        self.shared.flush_soon()?;
+        Ok(moved)
+    }
+
+    /// Whether some window is open for this stream now.
+    fn has_window(&self) -> bool {
+        let st = self.shared.state();
+        let stream = st.streams.get(&self.id).map_or(0, |s| s.send_window);
+        st.send_window.min(stream) > 0
+    }
+
+    /// Takes up to `want` bytes of send window, waiting for some (after writing what is
+    /// queued: the client may be waiting for it to open the window); returns them and the
+    /// peer's frame size. A stream waiting on its own window at 0 counts as parked: past the
+    /// server's cap ([`Parked`](super::shared::Parked)) it is reset (ENHANCE_YOUR_CALM)
+    /// instead, so clients opening streams they never let us answer hold a bounded number of
+    /// fibers. (Waits on the connection's window are not capped: every stream of a client
+    /// reading slowly shares that one, as h1 responses wait on a slow socket.)
+    fn reserve(&self, want: usize) -> io::Result<(usize, usize)> {
+        let shared = self.shared;
+        if let Some(got) = self.take(&mut shared.state(), want)? {
+            return Ok(got);
+        }
+        shared.flush()?;
+        // A long wait may follow: the deep pages of this fiber's stack go back to the kernel.
+        moria_runtime::fiber::trim_stack();
+        let mut st = shared.state();
+        if let Some(got) = self.take(&mut st, want)? {
+            return Ok(got);
+        }
+        let own = st.streams.get(&self.id).is_some_and(|s| s.send_window <= 0);
+        if own && !shared.parked.enter() {
+            drop(st);
+            self.reset_with(ErrorCode::EnhanceYourCalm);
+            return Err(io::Error::new(
+                io::ErrorKind::ConnectionRefused,
+                "too many HTTP/2 streams parked on a zero window",
+            ));
+        }
+        let got = loop {
+            if shared.changed.wait_timeout(&mut st, shared.stall) {
+                break None;
+            }
+            match self.take(&mut st, want) {
+                Ok(Some(got)) => break Some(Ok(got)),
+                Ok(None) => {}
+                Err(e) => break Some(Err(e)),
+            }
+        };
+        drop(st);
+        if own {
+            shared.parked.leave();
+        }
+        got.unwrap_or_else(|| {
+            self.reset_with(ErrorCode::Cancel);
+            Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "HTTP/2 send window stayed shut",
+            ))
+        })
+    }
+
+    /// Takes up to `want` bytes of the open window (`None`: none open), and the frame size.
+    fn take(&self, st: &mut State, want: usize) -> io::Result<Option<(usize, usize)>> {
+        let conn_window = st.send_window;
+        let slot = st.streams.get_mut(&self.id).ok_or_else(gone)?;
+        if slot.reset || st.dead {
+            return Err(gone());
+        }
+        let window = conn_window.min(slot.send_window);
+        if window <= 0 {
+            return Ok(None);
+        }
+        let n = want.min(window as usize);
+        slot.send_window -= n as i64;
+        st.send_window -= n as i64;
+        Ok(Some((n, st.peer.max_frame)))
     }
 
     /// Resets the stream (INTERNAL_ERROR) after a failure, unless it is already gone.
     pub(crate) fn reset(&self) {
+        self.reset_with(ErrorCode::Internal);
+    }
+
+    /// Resets the stream with `code`, unless it is already gone.
+    fn reset_with(&self, code: ErrorCode) {
         let open = {
             let mut st = self.shared.state();
             let dead = st.dead;
@@ -154,10 +222,17 @@ impl<'c> StreamSender<'c> {
         };
         if open {
             let id = self.id;
-            let _ = self
-                .shared
-                .send(|out| put_rst(out, id, ErrorCode::Internal));
+            let _ = self.shared.send(|out| put_rst(out, id, code));
         }
+    }
+}
+
+/// Queues `body` as DATA frames of at most `max_frame` bytes, the last one ending the stream
+/// if `end`.
+fn put_data_frames(out: &mut Vec<u8>, id: u32, body: &[u8], end: bool, max_frame: usize) {
+    let mut chunks = body.chunks(max_frame.max(1)).peekable();
+    while let Some(chunk) = chunks.next() {
+        put_data(out, id, chunk, end && chunks.peek().is_none());
     }
 }
 

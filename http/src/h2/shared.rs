@@ -8,6 +8,8 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use moria_runtime::fiber::yield_now;
@@ -126,11 +128,47 @@ pub(crate) struct Shared {
     out: Mutex<Out>,
     /// How long a stream waits for the client (window, body) before giving up.
     pub stall: Duration,
+    /// The server's count of streams parked on a zero window.
+    pub parked: Arc<Parked>,
+}
+
+/// A server's streams waiting on their own send window at 0, counted across its connections
+/// and capped: each holds a fiber (its stack) until the client opens the window or the stall
+/// timeout, so a client may make the server hold at most `max` of them, however many
+/// connections it opens.
+#[derive(Debug)]
+pub(crate) struct Parked {
+    count: AtomicUsize,
+    max: usize,
+}
+
+impl Parked {
+    /// A count capped at `max`.
+    pub(crate) fn new(max: usize) -> Parked {
+        Parked {
+            count: AtomicUsize::new(0),
+            max,
+        }
+    }
+
+    /// Counts one more parked stream, unless `max` are parked already.
+    pub(crate) fn enter(&self) -> bool {
+        self.count
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .is_ok()
+    }
+
+    /// Counts one parked stream less.
+    pub(crate) fn leave(&self) {
+        self.count.fetch_sub(1, Ordering::AcqRel);
+    }
 }
 
 impl Shared {
     /// The shared part of a connection writing to `io`.
-    pub(crate) fn new(io: Box<dyn Write + Send>, stall: Duration) -> Shared {
+    pub(crate) fn new(io: Box<dyn Write + Send>, stall: Duration, parked: Arc<Parked>) -> Shared {
         Shared {
             state: Mutex::new(State {
                 send_window: DEFAULT_WINDOW,
@@ -144,6 +182,7 @@ impl Shared {
                 broken: false,
             }),
             stall,
+            parked,
         }
     }
 

@@ -271,6 +271,7 @@ fn serve_h2(conn: Connection) {
     };
     let cfg = h2::ConnConfig {
         stall: limits.write_timeout,
+        parked: Arc::clone(&shared.h2_parked),
     };
     if let Err(e) = h2::serve(
         &mut read,

@@ -34,6 +34,7 @@ pub struct ServerBuilder {
     grace: Duration,
     metrics: bool,
     h2: bool,
+    h2_max_parked: usize,
 }
 
 impl Default for ServerBuilder {
@@ -49,6 +50,7 @@ impl Default for ServerBuilder {
             grace: limits::DEFAULT_SHUTDOWN_GRACE,
             metrics: true,
             h2: true,
+            h2_max_parked: crate::h2::DEFAULT_MAX_PARKED,
         }
     }
 }
@@ -192,6 +194,14 @@ impl ServerBuilder {
         self
     }
 
+    /// Most HTTP/2 streams, across all connections, that wait at once on a send window their
+    /// client holds at 0 (default 1,024): each holds a fiber until the window opens or the
+    /// write timeout; past the cap such a stream is reset with ENHANCE_YOUR_CALM.
+    pub fn h2_max_parked(mut self, n: usize) -> Self {
+        self.h2_max_parked = n;
+        self
+    }
+
     fn validate(&self) -> Result<()> {
         let l = &self.limits;
         if self.addrs.is_empty() {
@@ -262,6 +272,7 @@ impl ServerBuilder {
                 metrics: self.metrics,
             },
             h2: self.h2,
+            h2_parked: Arc::new(crate::h2::Parked::new(self.h2_max_parked)),
             label: addrs[0].to_string(),
             handler: Box::new(handler),
             tracker: Arc::new(Tracker::new(self.max_connections)),

@@ -58,6 +58,8 @@ pub(super) struct Shared {
     conns: ConnPool<Exchange>,
     /// Whether HTTP/2 is served (ALPN `h2`, or the preface on a plain connection).
     h2: bool,
+    /// The streams parked on a zero HTTP/2 window, across connections, and their cap.
+    h2_parked: Arc<crate::h2::Parked>,
     /// The server's label in metrics: its first bound address.
     label: String,
 }

@@ -2,16 +2,17 @@
 //! connection closed by a GOAWAY with the right code, or the stream refused, and the server
 //! still answers another connection. Rapid reset (CVE-2023-44487), CONTINUATION flood
 //! (CVE-2024-27316), HPACK bomb, a dynamic table grown past our setting, SETTINGS and PING
-//! floods, a send window held shut, stream ids reused or going backwards, too many concurrent
+//! floods, a send window held shut (and the streams parked on it capped server-wide), stream ids reused or going backwards, too many concurrent
 //! streams, a window overflow.
 
 use std::io::Read;
 use std::time::Duration;
 
-use moria_http::{Request, Response, Server};
+use moria_http::{Request, Response, Server, StaticFiles};
 
 use crate::common::curl::require_curl;
-use crate::common::h2::{curl_h2c, stdout};
+use crate::common::files::tree;
+use crate::common::h2::{curl_h2c, nghttp, require_nghttp, stdout};
 use crate::common::h2raw::*;
 use crate::common::{start, stop};
 
@@ -135,6 +136,99 @@ fn a_window_held_shut_resets_the_stream_and_frees_its_fiber() {
     c.response_block(3);
     still_serves(&server);
     stop(&server);
+}
+
+#[test]
+fn streams_parked_on_a_zero_window_are_capped_server_wide() {
+    // A cap of 20 parked streams; a long write timeout: no parked stream gives up while the
+    // test runs (dropping the connections ends them).
+    let builder = Server::builder()
+        .h2_max_parked(20)
+        .write_timeout(Duration::from_secs(60));
+    let server = server_with(builder);
+    // 30 streams with their window at 0: 20 park, the 10 past the cap are reset.
+    let mut a = H2Raw::with_settings(server.local_addr(), &[(0x4, 0)]);
+    for i in 0..30 {
+        a.get(1 + 2 * i, "/?size=100000", true, &[]);
+    }
+    let calmed = calm_resets(&mut a, 10);
+    // The cap is the server's: every stream of another connection that would park is reset.
+    let mut b = H2Raw::with_settings(server.local_addr(), &[(0x4, 0)]);
+    for i in 0..5 {
+        b.get(1 + 2 * i, "/?size=100000", true, &[]);
+    }
+    assert_eq!(calm_resets(&mut b, 5), [1, 3, 5, 7, 9]);
+    // A parked stream still gets its whole body once its window opens.
+    let parked = (0..30).map(|i| 1 + 2 * i).find(|id| !calmed.contains(id));
+    let parked = parked.expect("a parked stream");
+    a.frame(WINDOW_UPDATE, 0, 0, &200_000u32.to_be_bytes());
+    a.frame(WINDOW_UPDATE, 0, parked, &200_000u32.to_be_bytes());
+    let mut got = 0;
+    loop {
+        let f = a.read().expect("the parked stream's body");
+        assert_ne!(f.kind, RST_STREAM, "{f:?}");
+        if f.kind == DATA && f.stream == parked {
+            got += f.payload.len();
+            if f.flags & END_STREAM != 0 {
+                break;
+            }
+        }
+    }
+    assert_eq!(got, 100_000);
+    drop((a, b));
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn a_client_opening_small_windows_slowly_gets_whole_files() {
+    // nghttp with 1 KiB stream windows and a 4 KiB connection window, 5 downloads of a
+    // 300,000-byte file at once: every file copy waits on the windows many times, reading no
+    // more than they allow.
+    require_nghttp();
+    let t = tree();
+    let server = start(
+        Server::builder(),
+        StaticFiles::builder(t.root()).build().unwrap(),
+    );
+    let args = ["-v", "-w", "10", "-W", "12", "-m", "5"];
+    let out = stdout(&nghttp(server.local_addr(), "/big.txt", &args));
+    assert!(!out.contains("RST_STREAM"), "{out}");
+    let received: usize = out
+        .lines()
+        .filter(|l| l.contains("recv DATA frame"))
+        .filter_map(|l| {
+            l.split("length=")
+                .nth(1)?
+                .split(',')
+                .next()?
+                .parse::<usize>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(received, 5 * 300_000);
+    stop(&server);
+}
+
+/// Reads `n` RST_STREAM(ENHANCE_YOUR_CALM), and nothing else but connection frames; returns
+/// the streams reset, in order.
+fn calm_resets(c: &mut H2Raw, n: usize) -> Vec<u32> {
+    let mut calmed = Vec::new();
+    while calmed.len() < n {
+        let f = c.read().expect("the resets past the cap");
+        if f.stream == 0 {
+            continue;
+        }
+        assert_eq!(
+            f.kind, RST_STREAM,
+            "only resets while the windows are shut: {f:?}"
+        );
+        let code = u32::from_be_bytes(f.payload[..4].try_into().unwrap());
+        assert_eq!(code, ENHANCE_YOUR_CALM);
+        calmed.push(f.stream);
+    }
+    calmed.sort_unstable();
+    calmed
 }
 
 #[test]
