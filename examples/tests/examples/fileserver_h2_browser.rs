@@ -6,38 +6,15 @@
 //! requests in such a session: Chromium opened a second connection that carried none.)
 
 use std::fs;
-use std::path::Path;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
 
-use crate::common::fileserver::{fileserver_logging, url_in};
+use crate::common::fileserver::{fileserver_logging, lines_once, url_in};
 use crate::common::webdriver::Browser;
-
-/// How long the test waits for the server's queued logger.
-const LOG_WAIT: Duration = Duration::from_secs(30);
 
 /// The protocol the current page came over.
 fn protocol(browser: &Browser) -> String {
     let v = browser.script("return performance.getEntriesByType('navigation')[0].nextHopProtocol");
     v.as_str().unwrap_or_default().to_owned()
-}
-
-/// The access log's lines, once it holds `n`.
-fn log_lines(path: &Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + LOG_WAIT;
-    loop {
-        let text = fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        if lines.len() >= n {
-            return lines;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} lines in the access log: {lines:?}",
-            lines.len()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 #[test]
@@ -99,7 +76,7 @@ fn chromium_loads_the_listing_over_h2_on_one_connection() {
     }
 
     // The server's side: every request logged as HTTP/2.0.
-    let lines = log_lines(&log, 3);
+    let lines = lines_once(&log, 3);
     for line in &lines {
         assert!(line.contains("\"version\":\"HTTP/2.0\""), "{lines:#?}");
     }

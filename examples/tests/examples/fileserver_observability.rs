@@ -11,6 +11,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::fileserver::lines_once;
 use crate::common::Conn;
 
 /// Kills the server when the test ends, passing or not.
@@ -37,25 +38,6 @@ fn addr_in(banner: &str, after: &str) -> SocketAddr {
         .trim_end_matches([';', '/'])
         .parse()
         .unwrap_or_else(|e| panic!("{url}: {e}"))
-}
-
-/// Lines in `path` once it has `n` of them (the writer thread is asynchronous).
-fn lines_once(path: &Path, n: usize) -> Vec<String> {
-    let deadline = Instant::now() + LOG_WAIT;
-    loop {
-        let text = fs::read_to_string(path).unwrap_or_default();
-        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        if lines.len() >= n {
-            return lines;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{} has {} lines after {LOG_WAIT:?}, expected {n}",
-            path.display(),
-            lines.len()
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 /// Waits until the files hold `n` lines together.

@@ -1,9 +1,14 @@
 //! The file server example as a child process on 127.0.0.1:0: start it with flags, read its
 //! URLs from its banner, kill it when the test ends.
 
+use std::fs;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a log may take to hold the lines a test waits for.
+const LINES_WAIT: Duration = Duration::from_secs(30);
 
 /// Kills the server when the test ends, passing or not.
 pub struct Running(Child);
@@ -63,5 +68,25 @@ impl Running {
     /// The server's process id (for reading its memory use from `/proc`).
     pub fn pid(&self) -> u32 {
         self.0.id()
+    }
+}
+
+/// Lines in `path` once it has `n` of them (its writer thread is asynchronous);
+/// fails after 30 s.
+pub fn lines_once(path: &Path, n: usize) -> Vec<String> {
+    let deadline = Instant::now() + LINES_WAIT;
+    loop {
+        let text = fs::read_to_string(path).unwrap_or_default();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        if lines.len() >= n {
+            return lines;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} has {} lines after {LINES_WAIT:?}, expected {n}",
+            path.display(),
+            lines.len()
+        );
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
