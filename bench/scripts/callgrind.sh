@@ -16,9 +16,11 @@
 # tls-full and tls-resumed count instructions per TLS 1.3 handshake instead: every request on a
 # new connection with `Connection: close` (what `compare --scenario tls-handshake` loads),
 # offering no session (full) or the ticket of the connection before (resumed; a handshake that
-# does not resume stops the run); CONNS is unused. Either server has a P-256 certificate.
-# (one process: `master_process off`, one worker, sendfile, TLS 1.3 with a P-256 certificate
-# like the fileserver's own; needs the Debian package nginx-light or nginx). hello asks `GET /`
+# does not resume stops the run); CONNS is unused. Both servers get one certificate made here:
+# P-256, or RSA-2048 with KEY=rsa2048 in the environment (the two keys of
+# `compare --scenario tls-handshake`).
+# (one process: `master_process off`, one worker, sendfile, TLS 1.3; needs the Debian package
+# nginx-light or nginx). hello asks `GET /`
 # of a server taking `--listen ADDR --workers 1`: BINARY defaults to target/release/hello
 # (built here); target/release/peer_minihttp is may_minihttp's.
 # Under valgrind the fileserver resolves paths by canonicalisation on the offload pool
@@ -58,11 +60,16 @@ fi
 WORK=$(mktemp -d /tmp/moria-callgrind.XXXXXX)
 mkdir -p "$WORK/www"
 head -c 1312 /dev/urandom >"$WORK/www/file1312"
+need openssl openssl
+case ${KEY:-p256} in
+  p256) NEWKEY=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1) ;;
+  rsa2048) NEWKEY=(-newkey rsa:2048) ;;
+  *) echo "KEY must be p256 or rsa2048, not $KEY" >&2; exit 1 ;;
+esac
+openssl req -x509 "${NEWKEY[@]}" -nodes -days 1 -subj /CN=localhost \
+  -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
 if [ "$BIN" = nginx ]; then
   need nginx nginx-light
-  need openssl openssl
-  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-    -subj /CN=localhost -keyout "$WORK/key.pem" -out "$WORK/cert.pem" 2>/dev/null
   cat >"$WORK/nginx.conf" <<CONF
 daemon off;
 master_process off;
@@ -91,7 +98,8 @@ CONF
 elif [ "$SCHEME" = hello ]; then
   SERVER=("$BIN" --listen 127.0.0.1:$P_HTTP --workers 1)
 else
-  SERVER=("$BIN" --root "$WORK/www" --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1)
+  SERVER=("$BIN" --root "$WORK/www" --http 127.0.0.1:$P_HTTP --https 127.0.0.1:$P_HTTPS --workers 1
+    --cert "$WORK/cert.pem" --key "$WORK/key.pem")
 fi
 valgrind --tool=callgrind ${CALLGRIND_OPTS:-} --callgrind-out-file="$WORK/callgrind.out" "${SERVER[@]}" \
   >"$WORK/server.log" 2>&1 &
