@@ -1,10 +1,11 @@
 //! Peer for the orm bench's PostgreSQL rows: tokio-postgres on a current-thread runtime,
 //! running the same statements as moria-orm (single-row INSERTs, multi-row INSERT … RETURNING
-//! in the same chunk size, SELECT by id, SELECT all).
+//! in the same chunk size, SELECT by id, SELECT all). Every SELECT is prepared once and run
+//! as Bind/Execute/Sync with binary results, as moria-orm runs its cached statements.
 
 use std::time::{Duration, Instant};
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::{Client, NoTls, Statement};
 
 pub const INSERT: &str = "INSERT INTO \"Sample\"(\"first_name\",\"last_name\",\"amount\",\"birth_date\",\"last_change\",\"created_at\") VALUES($1,$2,$3,$4,$5,$6) RETURNING \"id\"";
 pub const SELECT: &str = "SELECT \"id\",\"first_name\",\"last_name\",\"amount\",\"birth_date\",\"last_change\",\"created_at\" FROM \"Sample\" WHERE \"id\"=$1";
@@ -116,9 +117,52 @@ pub async fn by_one(c: &Client, ids: &[i64]) -> Duration {
     t.elapsed()
 }
 
-pub async fn all(c: &Client, n: usize) -> Duration {
+/// One `Sample` row as a tokio-postgres user reads it into a struct: every column, the
+/// same shape as moria-orm's `Sample` model.
+#[derive(Debug, Default)]
+pub struct SampleRow {
+    pub id: i64,
+    pub first_name: String,
+    pub last_name: String,
+    pub amount: f64,
+    pub birth_date: String,
+    pub last_change: i64,
+    pub created_at: i64,
+}
+
+/// The "All" statement, prepared once per connection (as moria-orm caches its statements).
+pub async fn prepare_all(c: &Client) -> Statement {
+    c.prepare(SELECT_ALL).await.expect("prepare select all")
+}
+
+/// Every row into a `Vec<SampleRow>` (what `Db::list` returns): the time, excluding the drop.
+pub async fn all(c: &Client, stmt: &Statement, n: usize) -> Duration {
     let t = Instant::now();
-    let rows = c.query(SELECT_ALL, &[]).await.expect("select all");
+    let rows = c.query(stmt, &[]).await.expect("select all");
+    let all: Vec<SampleRow> = rows
+        .iter()
+        .map(|r| SampleRow {
+            id: r.get(0),
+            first_name: r.get(1),
+            last_name: r.get(2),
+            amount: r.get(3),
+            birth_date: r.get(4),
+            last_change: r.get(5),
+            created_at: r.get(6),
+        })
+        .collect();
+    let t = t.elapsed();
+    assert_eq!(all.len(), n);
+    let r = &all[0];
+    assert!(r.id > 0 && !r.first_name.is_empty() && !r.last_name.is_empty() && r.amount > 0.0);
+    assert!(!r.birth_date.is_empty() && r.last_change > 0 && r.created_at > 0);
+    t
+}
+
+/// Every row as a `Vec<Row>`, three columns read from each (id, first name, amount).
+pub async fn all_columns(c: &Client, stmt: &Statement, n: usize) -> Duration {
+    let t = Instant::now();
+    let rows = c.query(stmt, &[]).await.expect("select all");
     for r in &rows {
         let _: i64 = r.get(0);
         let _: String = r.get(1);
@@ -126,6 +170,14 @@ pub async fn all(c: &Client, n: usize) -> Duration {
     }
     assert_eq!(rows.len(), n);
     t.elapsed()
+}
+
+/// The process id of the server backend serving `c`.
+pub async fn backend_pid(c: &Client) -> i32 {
+    c.query_one("SELECT pg_backend_pid()", &[])
+        .await
+        .expect("backend pid")
+        .get(0)
 }
 
 /// `tasks` tasks over `clients` connections, each reading every id once by id.

@@ -47,8 +47,9 @@ pub(crate) struct Args {
     /// unless `--pg-url` names one.
     #[arg(long)]
     pub(crate) pg: bool,
-    /// Only the PostgreSQL "All" column (one select of every row), with this process's CPU
-    /// time per 1,000 rows: `Db::list`, `SharedClient::query` and tokio-postgres in turn.
+    /// Only the PostgreSQL "All" column (one select of every row), like for like, with the CPU
+    /// time per 1,000 rows of this process and of the server backend: `Db::list` and
+    /// tokio-postgres models, `SharedClient::query` and tokio-postgres rows, in turn.
     #[arg(long)]
     pub(crate) pg_all: bool,
     /// PostgreSQL server for `--pg` (its `Sample` table is dropped and recreated).

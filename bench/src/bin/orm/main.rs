@@ -18,7 +18,7 @@
 //! | `shapes` | batch statement shapes in raw rusqlite |
 //! | `baseline` | this machine's cross-thread wake-up cost |
 //! | `pg` | the PostgreSQL comparison beside tokio-postgres |
-//! | `pg_all` | `--pg-all`: the "All" column alone, rate and CPU per row beside tokio-postgres |
+//! | `pg_all` | `--pg-all`: the "All" column alone, like for like, rate and client and server CPU per row beside tokio-postgres |
 
 mod baseline;
 mod conn_rows;

@@ -154,7 +154,8 @@ fn pg_transport(
         let (one, all, conc) = tokio_pg::runtime().block_on(async {
             let c = tokio_pg::connect(tokio_params).await;
             let one = tokio_pg::by_one(&c, &ids).await;
-            let all = tokio_pg::all(&c, ids.len()).await;
+            let stmt = tokio_pg::prepare_all(&c).await;
+            let all = tokio_pg::all(&c, &stmt, ids.len()).await;
             let mut clients = Vec::new();
             for _ in 0..pool {
                 clients.push(tokio_pg::connect(tokio_params).await);
