@@ -404,27 +404,29 @@ impl<'s> Conn<'s> {
         if self.goaway_sent {
             return self.reset(id, ErrorCode::RefusedStream);
         }
-        let (open, send_window) = {
-            let st = self.shared.state();
-            (st.streams.len(), st.peer.initial_window)
-        };
-        if open >= MAX_CONCURRENT_STREAMS as usize {
+        // One lock for the check and the insertion (each request takes it once here).
+        let mut st = self.shared.state();
+        if st.streams.len() >= MAX_CONCURRENT_STREAMS as usize {
+            drop(st);
             self.cancelled()?;
             return self.reset(id, ErrorCode::RefusedStream);
         }
         if decoded == Err(BlockError::TooLarge) {
+            drop(st);
             return self.refuse_431(id, p.end_stream);
         }
         let declared = builder.content_length();
-        if p.end_stream && declared.is_some_and(|n| n > 0) {
-            return self.reset(id, ErrorCode::Protocol);
-        }
-        let Some(head) = builder.finish() else {
+        let head = builder
+            .finish()
+            .filter(|_| !(p.end_stream && declared.is_some_and(|n| n > 0)));
+        let Some(head) = head else {
+            drop(st);
             return self.reset(id, ErrorCode::Protocol);
         };
-        let mut slot = Slot::new(send_window, DEFAULT_WINDOW, declared);
+        let mut slot = Slot::new(st.peer.initial_window, DEFAULT_WINDOW, declared);
         slot.recv_end = p.end_stream;
-        self.shared.state().streams.insert(id, slot);
+        st.streams.insert(id, slot);
+        drop(st);
         start(Job {
             id,
             head,

@@ -68,18 +68,19 @@ impl<'c> StreamSender<'c> {
             (st.peer.max_frame, st.streams.len() <= 1)
         };
         let id = self.id;
-        self.shared.queue(|out| {
+        let frames = |out: &mut Vec<u8>| {
             put_header_block(out, id, &block, head_ends, max_frame);
             if n > 0 {
                 put_data_frames(out, id, &body[..n], end && n == body.len(), max_frame);
             }
-        })?;
+        };
+        // The only open stream, answered whole, has nobody to share its write with: no yield.
+        if alone && n == body.len() {
+            return self.shared.send(frames);
+        }
+        self.shared.queue(frames)?;
         if n < body.len() {
             return self.data(&body[n..], end);
-        }
-        // The only open stream has nobody to share its write with: no yield.
-        if alone {
-            return self.shared.flush();
         }
         self.shared.flush_soon()
     }
