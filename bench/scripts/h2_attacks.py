@@ -145,8 +145,25 @@ def window_held_shut(port, until, settings=struct.pack(">HI", 4, 0)):
 
 def conn_window_held_shut(port, until):
     # The default stream window, but the connection's never reopened: after the first 64 KiB
-    # every stream waits on the connection's window (not capped: see http/README).
+    # every stream waits on the connection's window (in the same server-wide cap).
     window_held_shut(port, until, b"")
+
+
+def keeps_stalling(port, until):
+    # INITIAL_WINDOW_SIZE 0 on one connection that keeps opening streams for a large file, 10
+    # at a time, as its streams are reset: past 32 streams reset for the shut window the server
+    # closes it (GOAWAY ENHANCE_YOUR_CALM), and the attack reconnects.
+    settings = struct.pack(">HI", 4, 0)
+    while time.time() < until:
+        c, sid = Conn(port, settings), 1
+        while time.time() < until and sid < 100000:
+            burst = b"".join(frame(HEADERS, END_HEADERS | END_STREAM, sid + 2 * i, request(b"/big.bin"))
+                             for i in range(10))
+            if not c.send(burst):
+                break
+            sid += 20
+            time.sleep(0.01)
+        c.close()
 
 
 def too_many_streams(port, until):
@@ -185,6 +202,7 @@ ATTACKS = [
     ("PING flood", flood(PING)),
     ("stream window held at zero (20 conns x 100 streams)", window_held_shut),
     ("connection window held at zero (20 conns x 100 streams)", conn_window_held_shut),
+    ("one connection stalling stream after stream", keeps_stalling),
     ("streams past the limit (REFUSED_STREAM)", too_many_streams),
     ("window overflow", window_overflow),
     ("stream ids going backwards", stream_ids_backwards),

@@ -15,6 +15,7 @@ use moria_runtime::ShutdownToken;
 use crate::h2::{
     serve, Call, ConnConfig, Parked, ResponseHead, Service, DEFAULT_MAX_PARKED, PREFACE,
 };
+use crate::ws::Timed;
 
 /// What one connection did.
 #[derive(Debug)]
@@ -40,10 +41,11 @@ pub fn h2_connection(frames: &[u8], stall: Duration) -> H2Run {
         let (socket, _peer) = UnixStream::pair()?;
         let service = Answer { count };
         serve(
-            &mut io::Cursor::new(input),
+            &mut Input(io::Cursor::new(input)),
             Box::new(Sink(out)),
             &service,
             &ConnConfig {
+                idle: stall,
                 stall,
                 parked: std::sync::Arc::new(Parked::new(DEFAULT_MAX_PARKED)),
             },
@@ -60,6 +62,25 @@ pub fn h2_connection(frames: &[u8], stall: Duration) -> H2Run {
         output,
         result,
         streams,
+    }
+}
+
+/// The client's bytes, as the connection's reading side.
+struct Input(io::Cursor<Vec<u8>>);
+
+impl Read for Input {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf)
+    }
+}
+
+impl Timed for Input {
+    fn set_read_timeout(&mut self, _: Option<Duration>) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn read_within(&mut self, buf: &mut [u8], _: Duration) -> io::Result<Option<usize>> {
+        self.0.read(buf).map(Some)
     }
 }
 

@@ -4,7 +4,7 @@
 //! pool (at most `MAX_CONCURRENT_STREAMS`, started as needed, reused), which answers it through
 //! the shared writer.
 
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::os::fd::RawFd;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -22,12 +22,15 @@ use super::send::StreamSender;
 use super::settings::{put_server_settings, CONN_WINDOW, DEFAULT_WINDOW, MAX_CONCURRENT_STREAMS};
 use super::shared::{Parked, Shared};
 use super::{Call, Service, PREFACE};
+use crate::ws::Timed;
 
 /// Most bytes read and dropped after an error GOAWAY (see `linger`).
 const LINGER_MAX: usize = 1 << 20;
-/// Server-wide settings an HTTP/2 connection needs (the socket's read timeout, set by the
-/// caller, is how long a connection with no open stream waits for a frame).
+/// Server-wide settings an HTTP/2 connection needs.
 pub(crate) struct ConnConfig {
+    /// How long a connection with no open stream waits for a frame (the socket's read
+    /// timeout, set by the caller, bounds the reads after the GOAWAY).
+    pub idle: Duration,
     /// How long a stream waits on the client (window, body) before giving up.
     pub stall: Duration,
     /// The server's streams parked on a zero window, and their cap.
@@ -49,10 +52,11 @@ pub(super) struct Job {
 
 /// Serves one HTTP/2 connection whose preface (if `preface_read` is false) is still to be read
 /// from `read`; returns when it is closed. `fd` is the socket, whose reading side is shut to
-/// wake this fiber when the last stream ends during a shutdown.
+/// wake this fiber when the last stream ends during a shutdown, or when a stream fiber finds
+/// that the client stalled too many streams.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn serve(
-    read: &mut dyn Read,
+    read: &mut dyn Timed,
     write: Box<dyn Write + Send>,
     service: &dyn Service,
     cfg: &ConnConfig,
@@ -60,7 +64,7 @@ pub(crate) fn serve(
     idle: &AtomicBool,
     fd: RawFd,
 ) -> io::Result<()> {
-    let mut input = FrameReader::new(read);
+    let mut input = FrameReader::new(read, cfg.idle);
     input.fill(PREFACE.len())?;
     if input.take(PREFACE.len()) != PREFACE.as_slice() {
         return Err(io::Error::new(
@@ -68,7 +72,7 @@ pub(crate) fn serve(
             "not an HTTP/2 preface",
         ));
     }
-    let shared = Shared::new(write, cfg.stall, Arc::clone(&cfg.parked));
+    let shared = Shared::new(write, fd, cfg.stall, Arc::clone(&cfg.parked));
     shared.send(|out| {
         put_server_settings(out);
         put_window_update(out, 0, (CONN_WINDOW - DEFAULT_WINDOW) as u32);
@@ -80,7 +84,6 @@ pub(crate) fn serve(
         idle_workers: &idle_workers,
         idle,
         token,
-        fd,
     };
     scope(|s| {
         let mut conn = Conn::new(&shared);
@@ -116,7 +119,7 @@ pub(crate) fn serve(
             // the client has read everything.
             shared.state().dead = true;
             shared.changed.notify_all();
-            shared.shut_write(fd);
+            shared.shut_write();
             linger(&mut input, idle, token);
         }
         shared.state().dead = true;
@@ -184,7 +187,7 @@ fn supervise(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: 
         shared.changed.notify_all();
         let _ = shared.send(|out| put_rst(out, id, ErrorCode::Internal));
         if quiet {
-            went_quiet(ctx);
+            went_quiet(shared, ctx);
         }
     }
 }
@@ -192,11 +195,11 @@ fn supervise(queue: Receiver<Job>, shared: &Shared, service: &dyn Service, ctx: 
 /// The last open stream just ended: the reading fiber, which may be waiting with a stream
 /// open, is idle now, for a shutdown to wake (and if the shutdown already began, it is woken
 /// here).
-fn went_quiet(ctx: &WorkCtx<'_>) {
+fn went_quiet(shared: &Shared, ctx: &WorkCtx<'_>) {
     ctx.idle.store(true, Ordering::SeqCst);
     fence(Ordering::SeqCst);
     if ctx.token.is_triggered() {
-        shutdown_read(ctx.fd);
+        shared.shut_read();
     }
 }
 
@@ -239,7 +242,7 @@ fn work(
         serving.store(0, Ordering::Release);
         ctx.idle_workers.fetch_add(1, Ordering::AcqRel);
         if quiet {
-            went_quiet(ctx);
+            went_quiet(shared, ctx);
         }
     }
 }
@@ -249,16 +252,6 @@ struct WorkCtx<'a> {
     idle_workers: &'a AtomicUsize,
     idle: &'a AtomicBool,
     token: &'a ShutdownToken,
-    fd: RawFd,
-}
-
-/// Shuts the reading side of the socket, so the reading fiber's wait ends.
-fn shutdown_read(fd: RawFd) {
-    // SAFETY: `fd` is the connection's socket, which stays open until `serve` returns, after
-    // every stream fiber (the only callers) has finished.
-    unsafe {
-        libc::shutdown(fd, libc::SHUT_RD);
-    }
 }
 
 /// What ended the loop.

@@ -3,7 +3,9 @@
 //! and their CONTINUATIONs, flow control, SETTINGS, PING, RST_STREAM, GOAWAY, and the bounds
 //! against the known attacks, each a constant here: header block size (CONTINUATION flood),
 //! streams reset or refused (rapid reset), control frames that demand an answer (SETTINGS and
-//! PING floods), concurrent streams (REFUSED_STREAM), the header list (HPACK bomb: 431).
+//! PING floods), concurrent streams (REFUSED_STREAM), the header list (HPACK bomb: 431); and
+//! the end of a connection whose client stalled too many streams (`shared::MAX_STALLED`,
+//! counted by the stream fibers).
 
 use std::collections::VecDeque;
 use std::io;
@@ -20,7 +22,7 @@ use super::request_head::HeadBuilder;
 use super::send::{ResponseHead, StreamSender};
 use super::settings::{DEFAULT_WINDOW, MAX_WINDOW};
 use super::settings::{MAX_CONCURRENT_STREAMS, MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE};
-use super::shared::{Shared, Slot};
+use super::shared::{Shared, Slot, MAX_STALLED};
 
 /// Largest header block (HEADERS plus CONTINUATIONs) taken before decoding: past it the
 /// connection ends with ENHANCE_YOUR_CALM (CVE-2024-27316 is an endless CONTINUATION).
@@ -34,6 +36,14 @@ const MAX_CANCELLED: u64 = 200;
 const MAX_CONTROL: u64 = 1000;
 /// See [`MAX_CONTROL`].
 const CONTROL_PER_STREAM: u64 = 4;
+
+/// The connection error once the client stalled more than [`MAX_STALLED`] streams.
+fn stalled() -> ConnError {
+    ConnError(
+        ErrorCode::EnhanceYourCalm,
+        "too many streams stalled on a shut window",
+    )
+}
 
 /// How many opened stream ids the connection remembers (see `Conn::recent`).
 const RECENT_STREAMS: usize = 256;
@@ -94,8 +104,30 @@ impl<'s> Conn<'s> {
         token: &ShutdownToken,
         idle: &AtomicBool,
     ) -> Result<(), Failure> {
+        let r = self.read_frames(input, start, token, idle);
+        // A stream fiber that reset one stalled stream too many shut the reading side: that
+        // end of input (or whatever else ended the loop meanwhile) is ENHANCE_YOUR_CALM.
+        if self.shared.too_stalled() {
+            return Err(stalled().into());
+        }
+        r
+    }
+
+    fn read_frames(
+        &mut self,
+        input: &mut FrameReader<'_>,
+        start: &mut dyn FnMut(Job),
+        token: &ShutdownToken,
+        idle: &AtomicBool,
+    ) -> Result<(), Failure> {
         loop {
-            let quiet = self.shared.state().streams.is_empty();
+            let quiet = {
+                let st = self.shared.state();
+                if st.stalled > MAX_STALLED {
+                    return Err(stalled().into());
+                }
+                st.streams.is_empty()
+            };
             idle.store(quiet, Ordering::SeqCst);
             fence(Ordering::SeqCst);
             if token.is_triggered() {
@@ -372,27 +404,29 @@ impl<'s> Conn<'s> {
         if self.goaway_sent {
             return self.reset(id, ErrorCode::RefusedStream);
         }
-        let (open, send_window) = {
-            let st = self.shared.state();
-            (st.streams.len(), st.peer.initial_window)
-        };
-        if open >= MAX_CONCURRENT_STREAMS as usize {
+        // One lock for the check and the insertion (each request takes it once here).
+        let mut st = self.shared.state();
+        if st.streams.len() >= MAX_CONCURRENT_STREAMS as usize {
+            drop(st);
             self.cancelled()?;
             return self.reset(id, ErrorCode::RefusedStream);
         }
         if decoded == Err(BlockError::TooLarge) {
+            drop(st);
             return self.refuse_431(id, p.end_stream);
         }
         let declared = builder.content_length();
-        if p.end_stream && declared.is_some_and(|n| n > 0) {
-            return self.reset(id, ErrorCode::Protocol);
-        }
-        let Some(head) = builder.finish() else {
+        let head = builder
+            .finish()
+            .filter(|_| !(p.end_stream && declared.is_some_and(|n| n > 0)));
+        let Some(head) = head else {
+            drop(st);
             return self.reset(id, ErrorCode::Protocol);
         };
-        let mut slot = Slot::new(send_window, DEFAULT_WINDOW, declared);
+        let mut slot = Slot::new(st.peer.initial_window, DEFAULT_WINDOW, declared);
         slot.recv_end = p.end_stream;
-        self.shared.state().streams.insert(id, slot);
+        st.streams.insert(id, slot);
+        drop(st);
         start(Job {
             id,
             head,

@@ -1,22 +1,31 @@
 //! Reading whole frames off the connection: a buffer that keeps a partial frame across a
-//! timed-out read, so the read can be retried.
+//! timed-out read, so the read can be retried. Reads go through `read_within`, which after a
+//! read that emptied the socket waits for the next readiness report instead of trying a read
+//! that would find nothing (one `EAGAIN` read less per request when each request arrives
+//! alone, as at one stream per connection).
 
-use std::io::{self, Read};
+use std::io;
+use std::time::Duration;
 
 use super::frame::HEADER_LEN;
+use crate::ws::Timed;
 
 /// Reads whole frames, keeping a partial one across a timed-out read.
 pub(super) struct FrameReader<'r> {
-    pub(super) io: &'r mut dyn Read,
+    pub(super) io: &'r mut dyn Timed,
+    /// How long a read waits for the client (then `TimedOut`).
+    wait: Duration,
     buf: Vec<u8>,
     pos: usize,
     filled: usize,
 }
 
 impl<'r> FrameReader<'r> {
-    pub(super) fn new(io: &'r mut dyn Read) -> FrameReader<'r> {
+    /// Frames from `io`, each read waiting at most `wait`.
+    pub(super) fn new(io: &'r mut dyn Timed, wait: Duration) -> FrameReader<'r> {
         FrameReader {
             io,
+            wait,
             buf: vec![0; 16 * 1024],
             pos: 0,
             filled: 0,
@@ -42,7 +51,10 @@ impl<'r> FrameReader<'r> {
             }
         }
         while self.filled - self.pos < n {
-            let got = self.io.read(&mut self.buf[self.filled..])?;
+            let got = self
+                .io
+                .read_within(&mut self.buf[self.filled..], self.wait)?
+                .ok_or(io::ErrorKind::TimedOut)?;
             if got == 0 {
                 return Err(io::ErrorKind::UnexpectedEof.into());
             }

@@ -5,7 +5,8 @@
 //! window writes what is queued, then waits on the connection's condition variable
 //! (a parked fiber, no worker held) until a WINDOW_UPDATE, a reset, or the stall timeout, which
 //! resets the stream (CANCEL): a client holding a window shut costs one parked fiber for that
-//! long.
+//! long, within a server-wide cap of parked streams, and a connection whose client stalls too
+//! many streams is closed.
 
 use std::io::{self, Read};
 
@@ -67,18 +68,19 @@ impl<'c> StreamSender<'c> {
             (st.peer.max_frame, st.streams.len() <= 1)
         };
         let id = self.id;
-        self.shared.queue(|out| {
+        let frames = |out: &mut Vec<u8>| {
             put_header_block(out, id, &block, head_ends, max_frame);
             if n > 0 {
                 put_data_frames(out, id, &body[..n], end && n == body.len(), max_frame);
             }
-        })?;
+        };
+        // The only open stream, answered whole, has nobody to share its write with: no yield.
+        if alone && n == body.len() {
+            return self.shared.send(frames);
+        }
+        self.shared.queue(frames)?;
         if n < body.len() {
             return self.data(&body[n..], end);
-        }
-        // The only open stream has nobody to share its write with: no yield.
-        if alone {
-            return self.shared.flush();
         }
         self.shared.flush_soon()
     }
@@ -136,11 +138,11 @@ impl<'c> StreamSender<'c> {
 
     /// Takes up to `want` bytes of send window, waiting for some (after writing what is
     /// queued: the client may be waiting for it to open the window); returns them and the
-    /// peer's frame size. A stream waiting on its own window at 0 counts as parked: past the
-    /// server's cap ([`Parked`](super::shared::Parked)) it is reset (ENHANCE_YOUR_CALM)
-    /// instead, so clients opening streams they never let us answer hold a bounded number of
-    /// fibers. (Waits on the connection's window are not capped: every stream of a client
-    /// reading slowly shares that one, as h1 responses wait on a slow socket.)
+    /// peer's frame size. A stream waiting on a window at 0 (its own or the connection's)
+    /// counts as parked: past the server's cap ([`Parked`](super::shared::Parked)) it is reset
+    /// (ENHANCE_YOUR_CALM) instead, so clients opening streams they never let us answer hold
+    /// a bounded number of fibers. A stream reset so, or after waiting out the stall timeout,
+    /// counts against its connection ([`Shared::stalled`]).
     fn reserve(&self, want: usize) -> io::Result<(usize, usize)> {
         let shared = self.shared;
         if let Some(got) = self.take(&mut shared.state(), want)? {
@@ -153,10 +155,9 @@ impl<'c> StreamSender<'c> {
         if let Some(got) = self.take(&mut st, want)? {
             return Ok(got);
         }
-        let own = st.streams.get(&self.id).is_some_and(|s| s.send_window <= 0);
-        if own && !shared.parked.enter() {
+        if !shared.parked.enter() {
             drop(st);
-            self.reset_with(ErrorCode::EnhanceYourCalm);
+            self.reset_stalled(ErrorCode::EnhanceYourCalm);
             return Err(io::Error::new(
                 io::ErrorKind::ConnectionRefused,
                 "too many HTTP/2 streams parked on a zero window",
@@ -173,16 +174,20 @@ impl<'c> StreamSender<'c> {
             }
         };
         drop(st);
-        if own {
-            shared.parked.leave();
-        }
+        shared.parked.leave();
         got.unwrap_or_else(|| {
-            self.reset_with(ErrorCode::Cancel);
+            self.reset_stalled(ErrorCode::Cancel);
             Err(io::Error::new(
                 io::ErrorKind::TimedOut,
                 "HTTP/2 send window stayed shut",
             ))
         })
+    }
+
+    /// Resets the stream with `code` for a window held shut, and counts it.
+    fn reset_stalled(&self, code: ErrorCode) {
+        self.reset_with(code);
+        self.shared.stalled();
     }
 
     /// Takes up to `want` bytes of the open window (`None`: none open), and the frame size.

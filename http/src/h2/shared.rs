@@ -8,6 +8,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
+use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -69,7 +70,15 @@ pub(crate) struct State {
     pub dead: bool,
     /// A shutdown began and the GOAWAY went out.
     pub draining: bool,
+    /// Streams reset because the client held a window shut (past the parked cap, or past
+    /// the stall timeout): past [`MAX_STALLED`] the connection ends (ENHANCE_YOUR_CALM).
+    pub stalled: u32,
 }
+
+/// Streams of one connection reset for a window held shut before the connection ends with
+/// GOAWAY(ENHANCE_YOUR_CALM): a client that keeps opening streams it never lets us answer
+/// must reconnect (and the parked cap is shared by every connection).
+pub(crate) const MAX_STALLED: u32 = 32;
 
 /// Queued bytes past which a queueing sender writes them at once.
 const FLUSH_AT: usize = 32 * 1024;
@@ -130,12 +139,14 @@ pub(crate) struct Shared {
     pub stall: Duration,
     /// The server's count of streams parked on a zero window.
     pub parked: Arc<Parked>,
+    /// The connection's socket, whose sides are shut to stop the reading fiber or the writes.
+    fd: RawFd,
 }
 
-/// A server's streams waiting on their own send window at 0, counted across its connections
-/// and capped: each holds a fiber (its stack) until the client opens the window or the stall
-/// timeout, so a client may make the server hold at most `max` of them, however many
-/// connections it opens.
+/// A server's streams waiting on a send window at 0 (their own or their connection's),
+/// counted across its connections and capped: each holds a fiber (its stack) until the client
+/// opens the window or the stall timeout, so clients may make the server hold at most `max`
+/// of them, however many connections they open.
 #[derive(Debug)]
 pub(crate) struct Parked {
     count: AtomicUsize,
@@ -167,8 +178,13 @@ impl Parked {
 }
 
 impl Shared {
-    /// The shared part of a connection writing to `io`.
-    pub(crate) fn new(io: Box<dyn Write + Send>, stall: Duration, parked: Arc<Parked>) -> Shared {
+    /// The shared part of a connection on socket `fd` writing to `io`.
+    pub(crate) fn new(
+        io: Box<dyn Write + Send>,
+        fd: RawFd,
+        stall: Duration,
+        parked: Arc<Parked>,
+    ) -> Shared {
         Shared {
             state: Mutex::new(State {
                 send_window: DEFAULT_WINDOW,
@@ -183,6 +199,7 @@ impl Shared {
             }),
             stall,
             parked,
+            fd,
         }
     }
 
@@ -191,15 +208,43 @@ impl Shared {
         self.state.lock()
     }
 
-    /// Ends sending on socket `fd` between two frames (the writer's lock held): what is sent
+    /// Ends sending on the socket between two frames (the writer's lock held): what is sent
     /// afterwards fails.
-    pub(crate) fn shut_write(&self, fd: std::os::fd::RawFd) {
+    pub(crate) fn shut_write(&self) {
         let mut between_frames = self.out.lock();
         let _ = between_frames.flush();
-        // SAFETY: `fd` is the connection's socket, open while its `Shared` lives.
+        self.shutdown(libc::SHUT_WR);
+    }
+
+    /// Shuts the reading side of the socket, so the reading fiber's wait ends (its next read
+    /// sees the end of input).
+    pub(crate) fn shut_read(&self) {
+        self.shutdown(libc::SHUT_RD);
+    }
+
+    fn shutdown(&self, how: libc::c_int) {
+        // SAFETY: `fd` is the connection's socket, open while its `Shared` lives (`serve`
+        // returns, and the socket closes, only after every stream fiber has finished).
         unsafe {
-            libc::shutdown(fd, libc::SHUT_WR);
+            libc::shutdown(self.fd, how);
         }
+    }
+
+    /// Counts a stream reset for a window held shut; past [`MAX_STALLED`] of them, stops the
+    /// reading fiber, which ends the connection with GOAWAY(ENHANCE_YOUR_CALM).
+    pub(crate) fn stalled(&self) {
+        let mut st = self.state();
+        st.stalled += 1;
+        if st.stalled == MAX_STALLED + 1 {
+            drop(st);
+            log::debug!("HTTP/2: {MAX_STALLED} streams stalled by the client; closing");
+            self.shut_read();
+        }
+    }
+
+    /// Whether the client stalled too many streams (see [`MAX_STALLED`]).
+    pub(crate) fn too_stalled(&self) -> bool {
+        self.state().stalled > MAX_STALLED
     }
 
     /// Writes the frames `f` builds now, after those queued before them.

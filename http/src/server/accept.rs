@@ -270,6 +270,7 @@ fn serve_h2(conn: Connection) {
         },
     };
     let cfg = h2::ConnConfig {
+        idle: limits.keep_alive_timeout,
         stall: limits.write_timeout,
         parked: Arc::clone(&shared.h2_parked),
     };

@@ -194,9 +194,11 @@ impl ServerBuilder {
         self
     }
 
-    /// Most HTTP/2 streams, across all connections, that wait at once on a send window their
-    /// client holds at 0 (default 1,024): each holds a fiber until the window opens or the
-    /// write timeout; past the cap such a stream is reset with ENHANCE_YOUR_CALM.
+    /// Most HTTP/2 streams, across all connections, that wait at once on a send window (their
+    /// own or their connection's) that the client holds at 0 (default 1,024): each holds a
+    /// fiber until the window opens or the write timeout; past the cap such a stream is reset
+    /// with ENHANCE_YOUR_CALM, and a connection with 32 streams reset for a shut window (so,
+    /// or at the write timeout) is closed with GOAWAY(ENHANCE_YOUR_CALM).
     pub fn h2_max_parked(mut self, n: usize) -> Self {
         self.h2_max_parked = n;
         self

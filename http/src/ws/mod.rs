@@ -60,5 +60,5 @@ pub(crate) use inbound::Inbound;
 pub(crate) use outbound::Outbound;
 pub(crate) use parked::serve_parked;
 pub(crate) use socket::ReadSide;
-pub(crate) use stream::Stream;
+pub(crate) use stream::{Stream, Timed};
 pub(crate) use timers::ServerLink;

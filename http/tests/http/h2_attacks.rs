@@ -2,8 +2,9 @@
 //! connection closed by a GOAWAY with the right code, or the stream refused, and the server
 //! still answers another connection. Rapid reset (CVE-2023-44487), CONTINUATION flood
 //! (CVE-2024-27316), HPACK bomb, a dynamic table grown past our setting, SETTINGS and PING
-//! floods, a send window held shut (and the streams parked on it capped server-wide), stream ids reused or going backwards, too many concurrent
-//! streams, a window overflow.
+//! floods, a send window held shut (the streams parked on it, stream's or connection's, capped
+//! server-wide; a connection that keeps stalling streams closed), stream ids reused or going
+//! backwards, too many concurrent streams, a window overflow.
 
 use std::io::Read;
 use std::time::Duration;
@@ -181,6 +182,72 @@ fn streams_parked_on_a_zero_window_are_capped_server_wide() {
 }
 
 #[test]
+fn streams_parked_on_the_connection_window_count_in_the_same_cap() {
+    // The streams' windows are open (the default 65,535) but the client never opens the
+    // connection's: the first stream takes all of it, then every stream waits on it.
+    let builder = Server::builder()
+        .h2_max_parked(20)
+        .write_timeout(Duration::from_secs(60));
+    let server = server_with(builder);
+    let mut a = H2Raw::connect(server.local_addr());
+    for i in 0..30 {
+        a.get(1 + 2 * i, "/?size=100000", true, &[]);
+    }
+    let calmed = calm_resets_among_answers(&mut a, 10);
+    // The cap is the server's: every stream of another connection is reset once it waits on
+    // that connection's window (shut by its first stream's 65,535 bytes).
+    let mut b = H2Raw::connect(server.local_addr());
+    for i in 0..5 {
+        b.get(1 + 2 * i, "/?size=100000", true, &[]);
+    }
+    let mut calmed_b = calm_resets_among_answers(&mut b, 5);
+    calmed_b.sort_unstable();
+    assert_eq!(calmed_b, [1, 3, 5, 7, 9]);
+    // A parked stream still gets its whole body once the connection window opens.
+    let parked = (0..30).map(|i| 1 + 2 * i).find(|id| !calmed.contains(id));
+    let parked = parked.expect("a parked stream");
+    a.frame(WINDOW_UPDATE, 0, 0, &10_000_000u32.to_be_bytes());
+    a.frame(WINDOW_UPDATE, 0, parked, &200_000u32.to_be_bytes());
+    a.until_end(parked);
+    drop((a, b));
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
+fn a_connection_that_keeps_stalling_streams_ends_with_enhance_your_calm() {
+    // No stream may park: each one the client never lets us answer (its window at 0) is
+    // reset at once; past 32 of them the connection ends.
+    let server = server_with(Server::builder().h2_max_parked(0));
+    let mut c = H2Raw::with_settings(server.local_addr(), &[(0x4, 0)]);
+    let mut resets = 0;
+    let mut id = 1;
+    let goaway = loop {
+        if id < 2 * 40 {
+            c.get(id, "/?size=100000", true, &[]);
+            id += 2;
+        }
+        let f = c.read().expect("resets, then a GOAWAY");
+        match f.kind {
+            RST_STREAM => {
+                assert_eq!(be32(&f.payload), ENHANCE_YOUR_CALM, "{f:?}");
+                resets += 1;
+            }
+            GOAWAY => break (be32(&f.payload[..4]), be32(&f.payload[4..8])),
+            _ => assert_eq!(f.stream, 0, "only resets: {f:?}"),
+        }
+    };
+    assert_eq!(goaway.1, ENHANCE_YOUR_CALM);
+    assert!(resets > 32, "{resets} streams reset before the GOAWAY");
+    // The connection is closed after the GOAWAY.
+    while let Some(f) = c.read() {
+        assert_ne!(f.kind, HEADERS, "nothing answered after the GOAWAY: {f:?}");
+    }
+    still_serves(&server);
+    stop(&server);
+}
+
+#[test]
 fn a_client_opening_small_windows_slowly_gets_whole_files() {
     // nghttp with 1 KiB stream windows and a 4 KiB connection window, 5 downloads of a
     // 300,000-byte file at once: every file copy waits on the windows many times, reading no
@@ -228,6 +295,25 @@ fn calm_resets(c: &mut H2Raw, n: usize) -> Vec<u32> {
         calmed.push(f.stream);
     }
     calmed.sort_unstable();
+    calmed
+}
+
+/// Reads until `n` RST_STREAM(ENHANCE_YOUR_CALM), skipping the answers (HEADERS, DATA) of
+/// the streams that got some window; returns the streams reset.
+fn calm_resets_among_answers(c: &mut H2Raw, n: usize) -> Vec<u32> {
+    let mut calmed = Vec::new();
+    while calmed.len() < n {
+        let f = c.read().expect("the resets past the cap");
+        if f.kind != RST_STREAM {
+            assert!(
+                matches!(f.kind, HEADERS | DATA | SETTINGS | WINDOW_UPDATE),
+                "{f:?}"
+            );
+            continue;
+        }
+        assert_eq!(be32(&f.payload), ENHANCE_YOUR_CALM, "{f:?}");
+        calmed.push(f.stream);
+    }
     calmed
 }
 

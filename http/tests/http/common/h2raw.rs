@@ -196,6 +196,7 @@ pub fn int(b: &mut Vec<u8>, mut v: usize, prefix: u8, bits: u8) {
     b.push(v as u8);
 }
 
-fn be32(b: &[u8]) -> u32 {
+/// The big-endian `u32` in the first four bytes of `b`.
+pub fn be32(b: &[u8]) -> u32 {
     u32::from_be_bytes([b[0], b[1], b[2], b[3]])
 }
