@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use futures_util::{SinkExt, StreamExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::broadcast;
 use tokio_tungstenite::tungstenite::handshake::server::{
     Callback, ErrorResponse, Request, Response,
@@ -31,6 +31,12 @@ struct Args {
     #[arg(long)]
     workers: Option<usize>,
 }
+
+/// The listen backlog: Moria's default (`moria_runtime::net::DEFAULT_BACKLOG`), not tokio's
+/// 1024, so a burst of 10,000 connects (the broadcast's members) meets the same accept queue
+/// on both servers; past the queue, Linux drops the handshake's last ACK and the client waits
+/// for SYN-ACK retransmits (1 s, 2 s, 4 s, ...).
+const BACKLOG: u32 = 4096;
 
 /// Messages a room keeps for a member that fell behind before it drops the oldest (the member
 /// is told it lagged and goes on with the newest).
@@ -77,7 +83,17 @@ fn main() -> ExitCode {
 }
 
 async fn serve(listen: &str) -> std::io::Result<()> {
-    let listener = TcpListener::bind(listen).await?;
+    let addr = tokio::net::lookup_host(listen)
+        .await?
+        .next()
+        .ok_or_else(|| std::io::Error::other(format!("{listen}: no address")))?;
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => TcpSocket::new_v6()?,
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    let listener = socket.listen(BACKLOG)?;
     eprintln!("peer_ws_tokio: listening on ws://{listen}");
     let rooms = Arc::new(Rooms::default());
     loop {

@@ -120,6 +120,8 @@ pub(crate) struct Tracker {
     overflows_seen: AtomicU64,
     /// Connections reclaimed since start (counted before the client can see the close).
     reclaimed: AtomicU64,
+    /// WebSocket waits that went quiet since start.
+    ws_quiet: AtomicU64,
 }
 
 /// A registered connection; dropping it deregisters (before the socket closes) and frees its slot.
@@ -150,12 +152,18 @@ impl Tracker {
             live: WaitGroup::new(),
             overflows_seen: AtomicU64::new(0),
             reclaimed: AtomicU64::new(0),
+            ws_quiet: AtomicU64::new(0),
         }
     }
 
     /// Connections reclaimed from dead fibers since start.
     pub(crate) fn reclaimed(&self) -> u64 {
         self.reclaimed.load(Ordering::Relaxed)
+    }
+
+    /// WebSocket waits that went quiet since start (see [`Registration::went_quiet`]).
+    pub(crate) fn ws_quiet(&self) -> u64 {
+        self.ws_quiet.load(Ordering::Relaxed)
     }
 
     /// Takes a connection slot if one is free.
@@ -320,6 +328,11 @@ impl Registration {
     pub(crate) fn attacher(&self) -> impl FnOnce(JoinHandle<()>) + Send + 'static {
         let (tracker, id, epoch) = (Arc::clone(&self.tracker), self.id, self.epoch());
         move |fiber| tracker.attach(id, fiber, epoch)
+    }
+
+    /// The connection (a WebSocket) went quiet: it waits with its buffers given back.
+    pub(crate) fn went_quiet(&self) {
+        self.tracker.ws_quiet.fetch_add(1, Ordering::Relaxed);
     }
 
     /// The connection is about to park: its fiber will finish without it ending, so that

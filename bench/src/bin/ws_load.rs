@@ -199,6 +199,15 @@ fn broadcast(url: &str, subscribers: usize, seconds: u64, window: u64) -> Result
         spawn(move || {
             let opened = connect(&url);
             ready.done();
+            // A member waits for its first message as long as the other members take to
+            // join (10,000 connects can take longer than `ANSWER_TIMEOUT`), so it reads
+            // without a timeout: the publisher's own reads bound the run.
+            let opened = opened.and_then(|ws| {
+                ws.get_ref()
+                    .set_read_timeout(None)
+                    .map_err(|e| e.to_string())
+                    .map(|()| ws)
+            });
             let mut ws = match opened {
                 Ok(ws) => ws,
                 Err(e) => {

@@ -14,9 +14,14 @@
 //!   since the operation ran (a counter under the session lock says so); otherwise it just
 //!   retries. So a fiber can never sleep on the socket while input that would satisfy it is
 //!   already in the session, whichever half consumed or fed it.
+//!
+//! A reader about to wait long ([`TlsReader::release_buffers`]) gives back the session's
+//! buffers and its socket-read buffer; its next socket read lands in a small array on the
+//! stack, and only the read after that allocates the buffer again.
 
 use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use moria_runtime::net::{TcpReader, TcpStream, TcpWriter};
 use moria_runtime::sync::Mutex as FiberMutex;
@@ -32,10 +37,16 @@ struct SessionWithFeeds {
     fed: u64,
 }
 
+/// A released reader's next socket read lands in an array this size on the stack (a small
+/// message's record fits); a larger record's rest comes with the next read, into the buffer.
+const QUIET_FEED: usize = 512;
+
 /// What both halves share.
 struct Shared {
     session: Mutex<SessionWithFeeds>,
-    reader: FiberMutex<(TcpReader, Box<[u8]>)>,
+    /// The socket's reading half and its read buffer ([`MAX_FEED`] bytes, or empty once
+    /// released).
+    reader: FiberMutex<(TcpReader, Vec<u8>)>,
     writer: FiberMutex<TcpWriter>,
 }
 
@@ -61,7 +72,7 @@ impl TlsStream<TcpStream> {
         let (reader, writer) = sock.split()?;
         let shared = Arc::new(Shared {
             session: Mutex::new(SessionWithFeeds { ssl, fed: 0 }),
-            reader: FiberMutex::new((reader, vec![0u8; MAX_FEED].into_boxed_slice())),
+            reader: FiberMutex::new((reader, vec![0u8; MAX_FEED])),
             writer: FiberMutex::new(writer),
         });
         Ok((
@@ -113,27 +124,91 @@ impl Shared {
 
     /// Reads the socket once into the session, unless input was fed since the count `fed`.
     fn feed_unless_fed_since(&self, fed: u64) -> io::Result<()> {
+        self.feed_within(fed, None).map(drop)
+    }
+
+    /// As [`feed_unless_fed_since`](Self::feed_unless_fed_since), waiting for bytes up to
+    /// about `within` if given ([`TcpReader::read_within`]); `false` when that time passed
+    /// first.
+    fn feed_within(&self, fed: u64, within: Option<Duration>) -> io::Result<bool> {
         let mut reader = self.reader.lock();
         if self.session().fed != fed {
-            return Ok(());
+            return Ok(true);
         }
         let (sock, buf) = &mut *reader;
+        let mut quiet = [0u8; QUIET_FEED];
+        // Released: wait holding no buffer (see the module docs).
+        let room: &mut [u8] = if buf.is_empty() {
+            &mut quiet
+        } else {
+            &mut buf[..]
+        };
         let n = loop {
-            match sock.read(buf) {
+            let r = match within {
+                Some(t) => sock.read_within(room, t),
+                None => sock.read(room).map(Some),
+            };
+            match r {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                other => break other?,
+                Ok(None) => return Ok(false),
+                Ok(Some(n)) => break n,
+                Err(e) => return Err(e),
             }
         };
         let mut session = self.session();
-        session.ssl.io_mut().feed(&buf[..n])?;
+        session.ssl.io_mut().feed(&room[..n])?;
         session.fed += 1;
-        Ok(())
+        drop(session);
+        if buf.is_empty() && n > 0 {
+            buf.resize(MAX_FEED, 0);
+        }
+        Ok(true)
     }
 }
 
 impl Read for TlsReader {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         self.shared.drive(|s| s.read(buf))
+    }
+}
+
+impl TlsReader {
+    /// Reads what arrives within about `within`, `Ok(None)` when that time passed first, as
+    /// [`TlsStream::read_within`]: the wait for the first bytes arms no timer; completing a
+    /// record that arrived in part waits with the read timeout.
+    pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
+        if !buf.is_empty() {
+            let fed = {
+                let mut session = self.shared.session();
+                let idle = !session.ssl.has_buffered_input() && !session.ssl.input_ended();
+                idle.then_some(session.fed)
+            };
+            if let Some(fed) = fed {
+                if !self.shared.feed_within(fed, Some(within))? {
+                    return Ok(None);
+                }
+            }
+        }
+        self.read(buf).map(Some)
+    }
+
+    /// Sets the socket's read timeout (`None`: wait forever); the writer's is its own.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.shared.reader.lock().0.set_read_timeout(timeout)
+    }
+
+    /// For a reader about to wait long: frees the session's buffers while they hold nothing
+    /// (as [`TlsStream::release_buffers`]) and the socket-read buffer, unless a writer is
+    /// reading the socket just now (a renegotiation).
+    pub fn release_buffers(&mut self) {
+        let Some(mut reader) = self.shared.reader.try_lock() else {
+            return;
+        };
+        let mut session = self.shared.session();
+        if !session.ssl.has_buffered_input() {
+            session.ssl.release();
+        }
+        reader.1 = Vec::new();
     }
 }
 

@@ -93,3 +93,52 @@ fn run() {
     assert_eq!(at_client, (want_at_client, PAYLOAD_LEN));
     assert_eq!(at_server, (want_at_server, PAYLOAD_LEN));
 }
+
+/// A released reader (`release_buffers`: its next socket read lands on 512 bytes of stack)
+/// reads every message whole, records larger than that first read included; `read_within`
+/// says nothing came while the peer is silent. The server acknowledges each step with a byte,
+/// so every message finds the reader released with nothing buffered.
+#[test]
+fn a_released_reader_reads_every_size_and_read_within_times_out() {
+    fiber_runtime().run(released).unwrap();
+}
+
+const SIZES: [usize; 7] = [1, 511, 512, 513, 4096, PIECE_LEN, 100_000];
+
+fn released() {
+    let (acceptor, connector, mut listener, addr) = fiber_tls_setup();
+    let server = spawn(move || {
+        let (sock, _) = listener.accept().unwrap();
+        timed(&sock);
+        let (mut reader, mut writer) = acceptor.accept(sock).unwrap().split().unwrap();
+        let mut buf = [0u8; 64];
+        let silent = reader
+            .read_within(&mut buf, Duration::from_millis(10))
+            .unwrap();
+        let mut got = Vec::new();
+        for len in SIZES {
+            reader.release_buffers();
+            writer.write_all(b"k").unwrap();
+            writer.flush().unwrap();
+            let mut message = vec![0u8; len];
+            reader.read_exact(&mut message).unwrap();
+            got.push(message);
+        }
+        (silent, got)
+    });
+    let sock = TcpStream::connect(addr).unwrap();
+    timed(&sock);
+    let mut tls = connector.connect("localhost", sock).unwrap();
+    let sent: Vec<Vec<u8>> = (0..SIZES.len())
+        .map(|i| pattern(SIZES[i], i as u32))
+        .collect();
+    for message in &sent {
+        let mut ack = [0u8; 1];
+        tls.read_exact(&mut ack).unwrap();
+        tls.write_all(message).unwrap();
+        tls.flush().unwrap();
+    }
+    let (silent, got) = server.join().unwrap();
+    assert_eq!(silent, None, "read_within returned bytes nobody sent");
+    assert_eq!(got, sent);
+}

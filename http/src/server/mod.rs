@@ -165,6 +165,7 @@ impl ServerView for Shared {
         let (pooled, busy) = self.conns.counts();
         stats.pooled_states = pooled as u64;
         stats.busy_states = busy as u64;
+        stats.ws_quiet = self.tracker.ws_quiet();
         stats
     }
 

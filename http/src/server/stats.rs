@@ -32,12 +32,16 @@ pub struct ServerStats {
     /// idle or (HTTP/2) after their handshake (OpenSSL's session object freed; see
     /// moria-crypto's README, "TLS 1.3 records after the handshake").
     pub tls_handoffs: u64,
+    /// WebSocket waits between messages that went quiet (nothing came within
+    /// `ws::Config::quiet_after`): buffers and deep stack pages given back, taken again when
+    /// the next message comes.
+    pub ws_quiet: u64,
 }
 
 impl fmt::Display for ServerStats {
     /// One `name value` line per counter, aligned like moria-runtime's `Stats` table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 9] = [
+        let rows: [(&str, u64); 10] = [
             ("accepted", self.accepted),
             ("refused", self.refused),
             ("handler panics", self.handler_panics),
@@ -47,6 +51,7 @@ impl fmt::Display for ServerStats {
             ("pooled states", self.pooled_states),
             ("busy states", self.busy_states),
             ("TLS handoffs", self.tls_handoffs),
+            ("WebSocket quiet", self.ws_quiet),
         ];
         for (name, value) in rows {
             writeln!(f, "{name:<20} {value:>12}")?;
@@ -56,7 +61,8 @@ impl fmt::Display for ServerStats {
 }
 
 impl Counters {
-    /// Reads every counter; `reclaimed` is the tracker's (the gauges are left at zero).
+    /// Reads every counter; `reclaimed` is the tracker's (the gauges and `ws_quiet` are left
+    /// at zero).
     pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
         ServerStats {
             accepted: self.accepted.load(Relaxed),
@@ -68,6 +74,7 @@ impl Counters {
             pooled_states: 0,
             busy_states: 0,
             tls_handoffs: self.tls_handoffs.load(Relaxed),
+            ws_quiet: 0,
         }
     }
 }

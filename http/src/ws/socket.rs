@@ -20,7 +20,7 @@ use super::inbound::Inbound;
 use super::message::{CloseFrame, Message, CLOSE_GOING_AWAY};
 use super::outbound::Outbound;
 use super::prepared::Prepared;
-use super::stream::{ReadHalf, Stream, Timed, WriteHalf};
+use super::stream::{ReadHalf, Stream, WriteHalf};
 use super::timers::{Duplex, ServerLink, Src, Stop, Timers};
 
 /// The read side's state, whichever form the socket has.
@@ -340,18 +340,14 @@ impl WebSocket {
     }
 
     /// Splits into a reader and a writer that two fibers use at once (clone the writer for
-    /// more). Over TLS the reader's waits are bounded once, here, by the shortest of the
-    /// ping interval, idle timeout and close timeout.
+    /// more). The reader keeps the timers and goes quiet between messages as `read` does.
     pub fn split(self) -> Result<(WsReader, WsWriter)> {
         let WebSocket {
             read,
             out,
-            mut stream,
+            stream,
             protocol,
         } = self;
-        if matches!(stream, Stream::Tls(_)) {
-            stream.set_read_timeout(read.timers.fixed_timeout())?;
-        }
         let (src, dst) = stream.split()?;
         let writer = WsWriter {
             shared: Arc::new(FiberMutex::new(WriteSide { out, dst })),

@@ -33,7 +33,6 @@ pub(crate) trait Timed: Read {
     /// Sets the read timeout (`None`: wait forever).
     fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()>;
     /// Reads what arrives within about `within`, arming no timer (`Ok(None)`: nothing did).
-    /// A split TLS reader cannot: it waits as `read` does.
     fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>>;
     /// Frees the stream's own buffers while they hold nothing (TLS), before a long wait.
     fn release(&mut self) {}
@@ -107,16 +106,20 @@ impl Timed for ReadHalf {
     fn set_read_timeout(&mut self, t: Option<Duration>) -> io::Result<()> {
         match self {
             ReadHalf::Tcp(s) => s.set_read_timeout(t),
-            // A TLS reader keeps the timeout the socket had when it was split: see
-            // `WebSocket::split`.
-            ReadHalf::Tls(_) => Ok(()),
+            ReadHalf::Tls(s) => s.set_read_timeout(t),
         }
     }
 
     fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
         match self {
             ReadHalf::Tcp(s) => s.read_within(buf, within),
-            ReadHalf::Tls(s) => s.read(buf).map(Some),
+            ReadHalf::Tls(s) => s.read_within(buf, within),
+        }
+    }
+
+    fn release(&mut self) {
+        if let ReadHalf::Tls(s) = self {
+            s.release_buffers();
         }
     }
 }

@@ -77,19 +77,6 @@ impl Timers {
             .get_or_insert_with(|| Instant::now() + self.close_timeout);
     }
 
-    /// The read timeout a split TLS reader keeps for good (it cannot change it later): the
-    /// shortest of the timers.
-    pub(crate) fn fixed_timeout(&self) -> Option<Duration> {
-        [
-            self.ping_interval,
-            self.idle_timeout,
-            Some(self.close_timeout),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
-    }
-
     /// When a socket waiting between messages must wake (its ping or idle timer), if ever.
     pub(crate) fn next_wait(&self) -> Option<Instant> {
         self.next_deadline(false)
@@ -195,6 +182,9 @@ impl<D: Duplex> Source for Src<'_, D> {
     }
 
     fn fill_quiet(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if let Some(link) = self.link {
+            link.reg.went_quiet();
+        }
         self.io.src().release();
         self.io.release_out();
         moria_runtime::fiber::trim_stack();
