@@ -11,13 +11,13 @@
 set -euo pipefail
 DIR=${1:?usage: bundle.sh DIR}
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BINS=(compare fileserver hello peer_minihttp transit peer_transit_axum gtfs_gen)
+BINS=(compare fileserver hello peer_minihttp peer_hyper_hello transit peer_transit_axum gtfs_gen)
 TOOLS=(wrk siege nginx curl)
 for t in "${TOOLS[@]}"; do
   command -v "$t" >/dev/null || { echo "bundle.sh: $t missing (apt-get install -y ${t/nginx/nginx-light})" >&2; exit 1; }
 done
 (cd "$ROOT" && cargo build --release -q -p moria-examples --bin fileserver --bin transit &&
-  cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp \
+  cargo build --release -q -p moria-bench --bin compare --bin hello --bin peer_minihttp --bin peer_hyper_hello \
     --bin peer_transit_axum --bin gtfs_gen)
 rm -rf "$DIR"
 mkdir -p "$DIR/bin" "$DIR/lib"

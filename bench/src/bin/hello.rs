@@ -43,6 +43,10 @@ struct Args {
     /// Serve through a router with the request-id, access-log and CORS layers.
     #[arg(long)]
     layers: bool,
+    /// How long an answered connection waits in its fiber before it parks, in milliseconds
+    /// (default: moria-http's `DEFAULT_PARK_AFTER`).
+    #[arg(long, env = "MORIA_PARK_AFTER_MS")]
+    park_after_ms: Option<u64>,
 }
 
 fn hello(_req: &mut Request<'_>, res: &mut Response) -> HandlerResult {
@@ -84,12 +88,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         1
     };
-    let builder = Server::builder()
+    let mut builder = Server::builder()
         .listen(args.listen)
         .server_header(Some("M"))
         .listeners_per_address(per_address)
         .metrics(!args.no_metrics)
         .shutdown_token(shutdown::global().clone());
+    if let Some(ms) = args.park_after_ms {
+        builder = builder.park_after(std::time::Duration::from_millis(ms));
+    }
     let server = match args.body_bytes {
         0 if args.layers => builder.start(
             Router::new()

@@ -1,5 +1,5 @@
 //! compare: Moria against its peers on this machine, in one run — TFB's seven test types vs a
-//! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp, a static file
+//! hyper + tokio-postgres application and may_minihttp, hello vs may_minihttp and hyper, a static file
 //! and a 1 GiB file vs nginx over HTTP and HTTPS (HTTP/1.1 with wrk and siege, HTTP/2 and
 //! pipelined HTTP/1.1 with h2load), the transit-lang-cmp
 //! server vs an axum peer on a generated GTFS feed, TLS handshakes per second (full and

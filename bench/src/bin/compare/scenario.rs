@@ -1,5 +1,5 @@
 //! The scenarios: TFB's seven test types against the hyper peer (and may_minihttp where it
-//! applies), TFB's plaintext without pipelining against both, hello against may_minihttp, the
+//! applies), TFB's plaintext without pipelining against both, hello against may_minihttp and hyper, the
 //! static file against nginx over HTTP and HTTPS, over HTTP/2 (h2load, TLS and h2c) and over
 //! HTTP/1.1 pipelined by h2load, a 1 GiB file, TLS handshakes (a new HTTPS connection per
 //! request, full or resumed, P-256 and RSA-2048) against nginx, hello and the static file with
@@ -181,9 +181,9 @@ pub fn all(load_cpus: usize, siege_reps: u32, idle_conns: u32) -> Vec<Scenario> 
     ] {
         out.push(Scenario {
             name: name.into(),
-            what: "13-byte hello, same bytes on both",
+            what: "13-byte hello, same bytes on all three",
             moria: Server::MoriaHello,
-            peers: vec![Server::Minihttp],
+            peers: vec![Server::Minihttp, Server::HyperHello],
             path: "/".into(),
             https: false,
             load,

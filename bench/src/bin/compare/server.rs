@@ -24,6 +24,8 @@ pub enum Server {
     HyperTfb,
     /// bench/peers/minihttp.rs.
     Minihttp,
+    /// bench/peers/hyper_hello.rs.
+    HyperHello,
     /// bench/src/bin/hello.rs.
     MoriaHello,
     /// examples/fileserver.
@@ -53,6 +55,7 @@ impl Server {
             Server::MoriaTfb => "moria techempower",
             Server::HyperTfb => "hyper+tokio-postgres",
             Server::Minihttp => "may_minihttp",
+            Server::HyperHello => "hyper",
             Server::MoriaHello => "moria hello",
             Server::MoriaFiles => "moria fileserver",
             Server::MoriaHelloNoMetrics => "moria hello, metrics off",
@@ -72,6 +75,7 @@ impl Server {
             Server::MoriaTfb => Some("techempower"),
             Server::HyperTfb => Some("peer_hyper_tfb"),
             Server::Minihttp => Some("peer_minihttp"),
+            Server::HyperHello => Some("peer_hyper_hello"),
             Server::MoriaHello | Server::MoriaHelloNoMetrics => Some("hello"),
             Server::MoriaFiles | Server::MoriaFilesNoMetrics => Some("fileserver"),
             Server::Nginx => None,
@@ -158,6 +162,7 @@ impl Running {
             Server::MoriaTfb => common("techempower", &db),
             Server::HyperTfb => common("peer_hyper_tfb", &db),
             Server::Minihttp => common("peer_minihttp", &[]),
+            Server::HyperHello => common("peer_hyper_hello", &[]),
             Server::MoriaHello | Server::MoriaHelloNoMetrics => common("hello", &[]),
             Server::MoriaTransit => common("transit", &gtfs),
             Server::TransitAxum => common("peer_transit_axum", &gtfs),

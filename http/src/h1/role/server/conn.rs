@@ -92,7 +92,21 @@ pub(crate) struct ConnMemory {
     /// loop never touches: kept here, in the padding after `answered`, a parked connection
     /// stays 168 bytes (a field of its own made it 176).
     pub(crate) in_lot: bool,
+    /// Whether the connection came back from the lot after a whole wait in its fiber: it
+    /// waits [`CAME_BACK_WAIT`] times longer from then on (in the padding too).
+    came_back: bool,
 }
+
+/// How many times `park_after` a connection waits in its fiber once it came back from the lot
+/// after a whole wait (1.28 s at the default 20 ms). A client whose next request comes a little
+/// later than `park_after` (a load generator with 500 connections on a saturated server waits
+/// 20–70 ms between answers) would otherwise pay a timer wake-up, an `epoll_ctl`, a fiber end
+/// and a fiber start per request: at c500 on a loaded core that was half as much CPU again per
+/// request (bench/README.md, "Hello at 500 connections"). The cost: a fiber's stack held that
+/// much longer by a client that did come back once; one that goes quiet still parks, at most
+/// 1.28 s after its last answer. Doubling the wait per return instead took six returns per
+/// connection to settle, longer than a 5-second wrk run with fresh connections.
+const CAME_BACK_WAIT: u32 = 64;
 
 /// A connection waits `park_after` in its fiber only once it has been answered this many
 /// times: a client that asked twice on one connection tends to ask again soon (a load
@@ -119,6 +133,8 @@ pub(crate) fn serve<T: Transport, D: Dispatch>(
 ) -> io::Result<Ending> {
     let mut first = [0u8; WAIT_BUF];
     let mut arrived = 0;
+    // Answered that often, it parked only after a whole wait: the client came back, only later.
+    memory.came_back |= memory.answered >= HOT_AFTER;
     loop {
         let mut conn = pool.take();
         conn.read_timeout = memory.read_timeout;
@@ -132,11 +148,17 @@ pub(crate) fn serve<T: Transport, D: Dispatch>(
         pool.put(conn);
         match result? {
             Step::End(ending) => return Ok(ending),
-            Step::Wait(wait) => match wait_for_bytes(io, d, wait, &mut first)? {
-                Some(0) => return Ok(Ending::Closed),
-                Some(n) => arrived = n,
-                None => return Ok(Ending::Idle),
-            },
+            Step::Wait(wait) => {
+                let wait = match memory.came_back {
+                    true => (wait * CAME_BACK_WAIT).min(d.limits().keep_alive_timeout),
+                    false => wait,
+                };
+                match wait_for_bytes(io, d, wait, &mut first)? {
+                    Some(0) => return Ok(Ending::Closed),
+                    Some(n) => arrived = n,
+                    None => return Ok(Ending::Idle),
+                }
+            }
         }
     }
 }
