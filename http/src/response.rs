@@ -142,6 +142,7 @@ impl Response {
     }
 
     /// Back to an empty `200 OK`, keeping the buffers' capacity.
+    #[inline]
     pub(crate) fn reset(&mut self) {
         self.head.clear();
         self.close = false;
