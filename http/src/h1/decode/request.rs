@@ -375,6 +375,7 @@ fn scan_target(buf: &[u8], t0: usize) -> Result<TargetScan, Failure> {
 
 /// Locates the path and query of the target's form (RFC 9112 §3.2); `scan` is the target's
 /// [`scan_target`].
+#[inline(always)]
 fn split_target(
     method: Method,
     target: &[u8],
