@@ -35,13 +35,24 @@ def settle(pid):
     return last
 
 
+def client_tls():
+    """One TLS context for every socket (making one per socket loads the CA store each time:
+    10,000 sockets then take minutes and gigabytes)."""
+    global _TLS
+    if _TLS is None:
+        _TLS = ssl.create_default_context()
+        _TLS.check_hostname = False
+        _TLS.verify_mode = ssl.CERT_NONE
+    return _TLS
+
+
+_TLS = None
+
+
 def open_ws(host, port, tls, deflate):
     s = socket.create_connection((host, port))
     if tls:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        s = ctx.wrap_socket(s)
+        s = client_tls().wrap_socket(s)
     key = base64.b64encode(os.urandom(16)).decode()
     ext = "Sec-WebSocket-Extensions: permessage-deflate\r\n" if deflate else ""
     s.sendall(
