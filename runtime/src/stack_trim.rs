@@ -32,7 +32,7 @@
 //! ([`crate::fiber::wait_trimmed`]): the engine reads its sentinel words only when the fiber
 //! ends (zeroes there read as an overflow and end the process), so they are written back when
 //! the wait is over. What stays resident is the pages the fiber's frames and its wait occupy:
-//! one page for `echo --ws` (bench/README.md, "Idle connections").
+//! one page for `echo --ws` (bench/README.md, "Memory per idle WebSocket").
 //! - The bottom is found exactly: one `process_vm_readv` reads a byte of each page under the
 //!   frame, going down, and stops at the guard page under the stack.
 //! - The page under the frame stays down to [`CALL_ROOM`] bytes below it, for the system calls
