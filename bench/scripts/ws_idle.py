@@ -4,7 +4,7 @@ RSS (VmRSS) with one warm-up socket open, then with N more sockets that each did
 handshake and one echoed message and stay idle; the figure is (after - before) / N.
 
   bench/scripts/ws_idle.py --pid PID --addr 127.0.0.1:9001 [--tls] [--deflate] [-n 10000]
-                           [--quiet 2.0]
+                           [--quiet 2.0] [--stacks]
 
 RSS is measured once `--quiet` seconds have passed after the last socket opened (then when it
 stops moving): a socket gives its buffers and stack pages back only after the server's
@@ -13,7 +13,7 @@ stops moving): a socket gives its buffers and stack pages back only after the se
 The server is Moria's `echo --ws` (release build). Plain sockets, no WebSocket library, so
 10,000 connections open in seconds.
 """
-import argparse, base64, os, socket, ssl, struct, time
+import argparse, base64, os, socket, ssl, struct, subprocess, sys, time
 
 
 def rss_kib(pid):
@@ -35,13 +35,24 @@ def settle(pid):
     return last
 
 
+def client_tls():
+    """One TLS context for every socket (making one per socket loads the CA store each time:
+    10,000 sockets then take minutes and gigabytes)."""
+    global _TLS
+    if _TLS is None:
+        _TLS = ssl.create_default_context()
+        _TLS.check_hostname = False
+        _TLS.verify_mode = ssl.CERT_NONE
+    return _TLS
+
+
+_TLS = None
+
+
 def open_ws(host, port, tls, deflate):
     s = socket.create_connection((host, port))
     if tls:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-        s = ctx.wrap_socket(s)
+        s = client_tls().wrap_socket(s)
     key = base64.b64encode(os.urandom(16)).decode()
     ext = "Sec-WebSocket-Extensions: permessage-deflate\r\n" if deflate else ""
     s.sendall(
@@ -74,6 +85,8 @@ def main():
     ap.add_argument("--tls", action="store_true")
     ap.add_argument("--deflate", action="store_true")
     ap.add_argument("-n", type=int, default=10000)
+    ap.add_argument("--stacks", action="store_true",
+                    help="also print which fiber-stack pages stay resident (stack_pages.py)")
     ap.add_argument("--quiet", type=float, default=2.0,
                     help="seconds to let pass before measuring, past the server's quiet_after "
                          "(1 s by default), so idle sockets have given their memory back")
@@ -90,6 +103,10 @@ def main():
     per = (after - before) * 1024 / a.n
     print(f"{a.n} idle websockets ({'wss' if a.tls else 'ws'}, deflate {'on' if a.deflate else 'off'}): "
           f"RSS {before} -> {after} KiB, {per:.0f} bytes each (opened in {opened:.1f} s)")
+    if a.stacks:
+        here = os.path.dirname(os.path.abspath(__file__))
+        subprocess.run([sys.executable, os.path.join(here, "stack_pages.py"), str(a.pid)],
+                       check=True)
     for s in socks:
         s.close()
     warm.close()

@@ -209,6 +209,16 @@ pub fn trim_stack() -> usize {
     crate::stack_trim::below_here()
 }
 
+/// Runs `wait`, a wait expected to last (a socket quiet for a while), with the running fiber's
+/// stack given back to the kernel below the caller's frame, the stack's bottom page included,
+/// so the fiber holds only the pages its frames and the wait occupy; when `wait` returns (or
+/// unwinds) the engine's marker words at the bottom are written back. A few system calls and
+/// page faults: for long waits, not every wait. Outside a fiber it only runs `wait`.
+pub fn wait_trimmed<T>(wait: impl FnOnce() -> T) -> T {
+    let _trimmed = crate::stack_trim::all_below_here();
+    wait()
+}
+
 /// Lets other fibers run; from a plain thread it yields the thread.
 #[inline]
 pub fn yield_now() {

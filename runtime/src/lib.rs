@@ -7,7 +7,7 @@
 //! | module | what lives there |
 //! |---|---|
 //! | [`config`] | `Runtime::builder()`: workers, stack size (bytes), stack pool, offload threads, env vars; applied once |
-//! | [`fiber`] | `spawn`, `JoinHandle`, `yield_now`, `sleep` (resumes on a worker), `current()`, `trim_stack` (deep stack pages given back before a long wait) |
+//! | [`fiber`] | `spawn`, `JoinHandle`, `yield_now`, `sleep` (resumes on a worker), `current()`, `trim_stack` (deep stack pages given back before a long wait), `wait_trimmed` (a long wait holding only the pages its frames use) |
 //! | [`scope`](mod@scope) | `scope` and `Scope::spawn`: fibers that borrow, joined before return |
 //! | [`local`] | `fiber_local!`: per-fiber values (never `thread_local!` in fiber code) |
 //! | [`blocking`](mod@blocking) | `blocking(f)` / `blocking_io(f)`: the offload pool for files, DNS, SQLite |

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Once;
 
 /// The engine's marker for untouched stack words (generator's `STACK_SENTINEL`).
-const STACK_SENTINEL: usize = 0xDEAD_BEEF;
+pub(crate) const STACK_SENTINEL: usize = 0xDEAD_BEEF;
 /// How far from the stack pointer a fault may be and still be taken for a stack overflow: a
 /// `push`/`call` writes just below it, a probe or a store into a new frame at or above it.
 const NEAR_SP: usize = 1 << 20;

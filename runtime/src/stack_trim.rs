@@ -26,6 +26,19 @@
 //! - The bottom [`BOTTOM_KEEP_PAGES`] pages stay: the engine's sentinel words live at the very
 //!   bottom (zeroing them would read as an overflow), and a fiber's first frame sits a little
 //!   below the stack's true top, so the bottom is known only to within a page.
+//!
+//! A fiber about to wait long with nothing deep on its stack (an idle WebSocket) gives back
+//! everything below its frame, the bottom page too, with [`all_below_here`]
+//! ([`crate::fiber::wait_trimmed`]): the engine reads its sentinel words only when the fiber
+//! ends (zeroes there read as an overflow and end the process), so they are written back when
+//! the wait is over. What stays resident is the pages the fiber's frames and its wait occupy:
+//! one page for `echo --ws` (bench/README.md, "Memory per idle WebSocket").
+//! - The bottom is found exactly: one `process_vm_readv` reads a byte of each page under the
+//!   frame, going down, and stops at the guard page under the stack.
+//! - The page under the frame stays down to [`CALL_ROOM`] bytes below it, for the system calls
+//!   made after the pages went (a zeroed return address would crash).
+//! - A fiber that overflows its stack after such a wait has its first sentinel word written
+//!   back by the overflow handler (`overflow.rs`), as any overflowed fiber.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::OnceLock;
@@ -44,6 +57,13 @@ const BURST: u32 = 256;
 const BOTTOM_KEEP_PAGES: usize = 4;
 /// Pages whose residency one `mincore` call reads.
 const PAGES_PER_CALL: usize = 256;
+/// Pages one `process_vm_readv` call of [`stack_bottom`] reads a byte of.
+const READS_PER_CALL: usize = 64;
+/// Bytes under [`all_below_here`]'s frame that stay: room for the system calls it makes after
+/// giving the pages under it back (their return addresses go there).
+const CALL_ROOM: usize = 512;
+/// Words at a stack's bottom the engine fills with its sentinel when it makes the stack.
+const SENTINEL_WORDS: usize = 8;
 
 /// When one worker's fiber ends look at their stack: ends counted, and looks still owed after a
 /// burst began.
@@ -178,6 +198,134 @@ pub(crate) fn below_here() -> usize {
     }
     TRIMMED.fetch_add((high - low) as u64, Relaxed);
     high - low
+}
+
+/// A stack trimmed by [`all_below_here`]: when dropped (the wait is over, or unwinds), writes the
+/// engine's sentinel words back at the stack's bottom if the trim gave that page back.
+#[must_use]
+pub(crate) struct Trimmed {
+    /// The stack's bottom when its page was given back; 0 when it stayed.
+    bottom: usize,
+}
+
+impl Drop for Trimmed {
+    fn drop(&mut self) {
+        if self.bottom == 0 {
+            return;
+        }
+        let words = self.bottom as *mut usize;
+        for i in 0..SENTINEL_WORDS {
+            // SAFETY: `bottom` is the lowest page of the running fiber's own stack (found under
+            // the guard page by `stack_bottom`), mapped and writable, and far below every frame
+            // in use; these are the words the engine wrote there when it made the stack.
+            unsafe { std::ptr::write_volatile(words.add(i), crate::overflow::STACK_SENTINEL) };
+        }
+    }
+}
+
+/// Gives back every resident page of the running fiber's stack below the caller's frame (all
+/// but [`CALL_ROOM`] bytes under it), the stack's bottom page included when it holds only the
+/// engine's sentinel; the returned guard writes the sentinel back. Nothing outside a fiber.
+#[inline(never)]
+pub(crate) fn all_below_here() -> Trimmed {
+    let none = Trimmed { bottom: 0 };
+    let stack = STACK_BYTES.load(Relaxed);
+    if stack == 0 || !crate::engine::in_fiber() {
+        return none;
+    }
+    let marker = 0u8;
+    let sp = std::hint::black_box(std::ptr::addr_of!(marker) as usize);
+    let page = page_size();
+    let high = sp.saturating_sub(CALL_ROOM) / page * page;
+    let Some(bottom) = stack_bottom(sp, stack, page) else {
+        return none;
+    };
+    if high <= bottom {
+        return none;
+    }
+    let words = bottom as *const usize;
+    // SAFETY: `bottom` is the lowest page of this fiber's stack, mapped and readable (the read
+    // maps a zero page if it was not resident).
+    let sentinel = (0..SENTINEL_WORDS).all(|i| unsafe {
+        std::ptr::read_volatile(words.add(i)) == crate::overflow::STACK_SENTINEL
+    });
+    // A bottom without the sentinel (the stack was used to its end) stays as it is.
+    let low = if sentinel { bottom } else { bottom + page };
+    if high <= low {
+        return none;
+    }
+    let given = resident_pages(low, high, page) * page;
+    // SAFETY: [low, high) lies in this fiber's stack: at or above its bottom (found under the
+    // guard page) and `CALL_ROOM` under this frame, so no frame in use is there. The madvise
+    // call's own return address sits in that room. `MADV_DONTNEED` on private anonymous memory
+    // only makes the next touch see zeroes; the sentinel words go back when `Trimmed` drops.
+    let rc = unsafe { libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED) };
+    if rc != 0 {
+        return none;
+    }
+    TRIMMED.fetch_add(given as u64, Relaxed);
+    Trimmed {
+        bottom: if sentinel { bottom } else { 0 },
+    }
+}
+
+/// The lowest page of the stack holding `sp` (of `stack` bytes): the page above the guard,
+/// found by reading one byte of each page under `sp`'s, going down, in one `process_vm_readv`
+/// per [`READS_PER_CALL`] pages, which stops at the first page it cannot read. Its frame (1 KiB
+/// of iovecs) lies under its caller's, in the part of the stack given back next.
+#[inline(never)]
+fn stack_bottom(sp: usize, stack: usize, page: usize) -> Option<usize> {
+    let mut bytes = [0u8; READS_PER_CALL];
+    let mut remote = [libc::iovec {
+        iov_base: std::ptr::null_mut(),
+        iov_len: 1,
+    }; READS_PER_CALL];
+    let floor = sp.saturating_sub(stack) / page * page;
+    let mut next = sp / page * page;
+    while next > floor {
+        let count = ((next - floor) / page).min(READS_PER_CALL);
+        for (i, iov) in remote[..count].iter_mut().enumerate() {
+            iov.iov_base = (next - (i + 1) * page) as *mut libc::c_void;
+        }
+        let local = libc::iovec {
+            iov_base: bytes.as_mut_ptr().cast(),
+            iov_len: count,
+        };
+        // SAFETY: `local` is `count` bytes of `bytes`; each remote iovec asks for one byte of
+        // this process, which the kernel checks (an unreadable page ends the transfer).
+        let n = unsafe {
+            libc::process_vm_readv(libc::getpid(), &local, 1, remote.as_ptr(), count as _, 0)
+        };
+        if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EFAULT) {
+            return None;
+        }
+        let read = usize::try_from(n).unwrap_or(0);
+        if read < count {
+            // The page after the last one read is the guard; the stack starts above it.
+            return (read > 0 || next < sp / page * page).then(|| next - read * page);
+        }
+        next -= count * page;
+    }
+    None
+}
+
+/// How many pages of [`low`, `high`) (page-aligned) are resident.
+#[inline(never)]
+fn resident_pages(low: usize, high: usize, page: usize) -> usize {
+    let mut vec = [0u8; PAGES_PER_CALL];
+    let mut at = low;
+    let mut pages = 0;
+    while at < high {
+        let len = (high - at).min(PAGES_PER_CALL * page);
+        // SAFETY: `at` is page-aligned, [at, at + len) is mapped (inside the stack), and
+        // `vec` has room for `len / page` entries.
+        if unsafe { libc::mincore(at as *mut libc::c_void, len, vec.as_mut_ptr()) } != 0 {
+            return pages;
+        }
+        pages += vec[..len / page].iter().filter(|v| *v & 1 == 1).count();
+        at += len;
+    }
+    pages
 }
 
 /// The lowest page of the run of resident pages that ends at `high` (exclusive), going down

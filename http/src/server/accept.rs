@@ -395,7 +395,11 @@ fn upgrade(conn: Connection, f: OnUpgrade, leftover: Vec<u8>) {
             );
         }
     };
-    match FiberBuilder::new().spawn(run) {
+    // Boxed: the engine keeps a fiber's closure at the top of its stack and copies it into its
+    // first frame, so this one (about 200 bytes, the connection's state) would take twice its
+    // size of the stack an idle WebSocket keeps for as long as it waits (one page with the
+    // box, two without, for `echo --ws`).
+    match FiberBuilder::new().spawn(Box::new(run)) {
         Ok(fiber) => attach(fiber),
         Err(e) => log::error!("{peer}: cannot start the upgraded connection's fiber: {e}"),
     }

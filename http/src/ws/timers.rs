@@ -187,8 +187,7 @@ impl<D: Duplex> Source for Src<'_, D> {
         }
         self.io.src().release();
         self.io.release_out();
-        moria_runtime::fiber::trim_stack();
-        self.fill(buf, true)
+        moria_runtime::fiber::wait_trimmed(|| self.fill(buf, true))
     }
 
     fn fill(&mut self, buf: &mut [u8], between: bool) -> io::Result<usize> {

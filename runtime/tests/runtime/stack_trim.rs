@@ -1,10 +1,13 @@
 //! Fiber stacks give back their deep part: after fibers went deep, the pages below the kept
 //! part are returned to the kernel, and the stacks stay sound (the engine's bottom sentinel
 //! intact: a zeroed sentinel would make the engine exit the process). A running fiber gives
-//! back what lies below its frame with `trim_stack`, down to its stack's bottom and no further.
+//! back what lies below its frame with `trim_stack`, down to its stack's bottom and no further;
+//! with `wait_trimmed` the bottom page goes too while it waits, and the sentinel comes back.
 
-use moria_runtime::fiber::trim_stack;
-use moria_runtime::{spawn, stats};
+use std::time::Duration;
+
+use moria_runtime::fiber::{trim_stack, wait_trimmed, yield_now};
+use moria_runtime::{sleep, spawn, stats};
 
 use crate::common;
 
@@ -85,6 +88,100 @@ fn a_running_fiber_gives_back_the_pages_below_its_frame() {
         0,
         "outside a fiber there is nothing to give back"
     );
+}
+
+/// The engine's marker in a stack's bottom words (it reads them when a fiber ends).
+const SENTINEL: usize = 0xDEAD_BEEF;
+
+/// The running fiber's stack bottom (the start of the mapping that holds its frame).
+fn own_stack_bottom() -> usize {
+    let local = 0u8;
+    mapping_of(std::hint::black_box(&local as *const u8 as usize)).0
+}
+
+/// Whether the page at `addr` (page-aligned) is resident.
+fn resident(addr: usize) -> bool {
+    let mut vec = [0u8; 1];
+    // SAFETY: one page of a mapping of this process; `vec` has room for its one entry.
+    let rc = unsafe { libc::mincore(addr as *mut libc::c_void, 4096, vec.as_mut_ptr()) };
+    assert_eq!(rc, 0, "mincore: {}", std::io::Error::last_os_error());
+    vec[0] & 1 == 1
+}
+
+/// The first word of the page at `bottom`, the engine's first sentinel word.
+fn first_word(bottom: usize) -> usize {
+    // SAFETY: `bottom` is the lowest page of the running fiber's stack, mapped and readable.
+    unsafe { std::ptr::read_volatile(bottom as *const usize) }
+}
+
+/// Fibers that gave their bottom page back while they waited end cleanly: more of them at
+/// once than the stack pool holds, so some stacks go back to the pool and the rest are
+/// unmapped, and the engine checks the sentinel on both paths (a zeroed one ends the process:
+/// "stack overflow detected").
+#[test]
+fn fibers_that_waited_without_their_bottom_page_end_cleanly() {
+    common::runtime();
+    let fibers = stats().stack_pool as usize + 64;
+    let handles: Vec<_> = (0..fibers)
+        .map(|_| {
+            spawn(|| {
+                let bottom = own_stack_bottom();
+                let gone = wait_trimmed(|| {
+                    let gone = !resident(bottom);
+                    sleep(Duration::from_millis(20));
+                    gone
+                });
+                (gone, first_word(bottom))
+            })
+        })
+        .collect();
+    for handle in handles {
+        let (gone, word) = handle.join().unwrap();
+        assert!(gone, "the bottom page stayed resident during the wait");
+        assert_eq!(word, SENTINEL, "the sentinel is back after the wait");
+    }
+    for _ in 0..100 {
+        assert_eq!(spawn(deep).join().unwrap(), 1);
+    }
+}
+
+/// A fiber that goes deep, waits trimmed and is woken, many times over, stays sound.
+#[test]
+fn a_fiber_trimmed_and_woken_many_times_stays_sound() {
+    common::runtime();
+    let before = stats().stack_bytes_trimmed;
+    spawn(|| {
+        let bottom = own_stack_bottom();
+        for depth in 0..200 {
+            assert_eq!(touch_kib(depth % 40), 1);
+            wait_trimmed(yield_now);
+            assert_eq!(first_word(bottom), SENTINEL);
+        }
+    })
+    .join()
+    .unwrap();
+    assert!(stats().stack_bytes_trimmed - before >= 200 * 4096);
+}
+
+/// After a trimmed wait, a fiber can use its whole stack again (to 24 KiB short of its end),
+/// and wait trimmed again.
+#[test]
+fn a_fiber_goes_deep_after_a_trimmed_wait() {
+    common::runtime();
+    let kib = stats().stack_size as usize / 1024;
+    let words = spawn(move || {
+        let bottom = own_stack_bottom();
+        wait_trimmed(yield_now);
+        assert_eq!(touch_kib(kib - 24), 1);
+        let after_deep = first_word(bottom);
+        wait_trimmed(|| sleep(Duration::from_millis(1)));
+        (after_deep, first_word(bottom))
+    })
+    .join()
+    .unwrap();
+    assert_eq!(words, (SENTINEL, SENTINEL));
+    // Outside a fiber it only runs the wait.
+    assert_eq!(wait_trimmed(|| 5), 5);
 }
 
 /// The trimming reckons a stack's bottom from the address of the fiber's first frame and the
