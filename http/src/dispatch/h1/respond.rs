@@ -40,7 +40,9 @@ impl ConnCtx<'_> {
             let accept = find_field(&conn.rbuf[a..b], &conn.head, "accept-encoding");
             compress::apply(c, accept, &mut conn.app.res, &mut conn.app.scratch)?;
         }
-        let res = &mut conn.app.res;
+        // The body's bytes when they lie in memory, looked up once for the length and the copy.
+        let res = &conn.app.res;
+        let memory = res.memory_body();
         let length = if is_bodyless(res.head.status) {
             Length::Bodyless
         } else {
@@ -54,7 +56,7 @@ impl ConnCtx<'_> {
                     keep = false;
                     Length::Close
                 }
-                _ => Length::Known(res.memory_body().map_or(0, |b| b.len() as u64)),
+                _ => Length::Known(memory.map_or(0, |b| b.len() as u64)),
             }
         };
         let conn_header = match (keep, version) {
@@ -80,8 +82,7 @@ impl ConnCtx<'_> {
             };
             self.log_access(conn, a, b, status, bytes);
         }
-        let res = &mut conn.app.res;
-        if let Some(b) = res.memory_body().filter(|b| b.len() <= INLINE_BODY_MAX) {
+        if let Some(b) = memory.filter(|b| b.len() <= INLINE_BODY_MAX) {
             // The usual small answer: batched where it lies (the reset before the next
             // request drops it), without moving the body out.
             if !is_head && length != Length::Bodyless {
@@ -89,7 +90,7 @@ impl ConnCtx<'_> {
             }
             return after_write(conn, io, keep);
         }
-        let body = std::mem::replace(&mut res.body, BodyKind::Empty);
+        let body = std::mem::replace(&mut conn.app.res.body, BodyKind::Empty);
         if is_head || length == Length::Bodyless {
             return after_write(conn, io, keep);
         }

@@ -84,7 +84,7 @@ static TARGET: [bool; 256] = {
 static HOST: [bool; 256] = alnum_plus(b"-._~!$&'()*+,;=:[]%");
 
 /// Whether every byte of `v` is in `table`, without a branch per byte (a Host value is short:
-/// an early exit saves nothing, and its branch doubled the loop).
+/// an early exit saves nothing).
 #[inline(always)]
 fn all_in(v: &[u8], table: &[bool; 256]) -> bool {
     v.iter().fold(true, |ok, &c| ok & table[usize::from(c)])
@@ -101,9 +101,9 @@ fn all_in(v: &[u8], table: &[bool; 256]) -> bool {
 /// so every failure is the one the scanned path gives. The early parse runs once per head
 /// (`scan` is no longer fresh after it), so a head trickling in still costs linear time.
 ///
-/// Inlined into the connection loop with the parser for the whole-head case (a call each was
-/// ~50 instructions of a pipelined request's ~1,300: saved registers, results through
-/// memory); the scanned path stays out of line.
+/// The whole-head case runs the parser inlined here, request line and all (the calls were ~50
+/// instructions of a pipelined request's ~1,300: saved registers, results through memory); the
+/// scanned path stays out of line.
 #[inline]
 pub(crate) fn take_head(
     scan: &mut HeadScan,
