@@ -5,10 +5,10 @@
 # The server runs on CPU 0 with one worker (the address and `--workers 1` are added after the
 # given arguments), ws_load (release, in ${CARGO_TARGET_DIR:-target}/release, or WS_LOAD=PATH)
 # on CPU 1 with N connections for S seconds. Prints ws_load's report, the server's CPU time
-# from the moment all N are connected to the end divided by the round trips
+# from the moment all N TCP connections are established (their handshakes and closes fall
+# inside) to the end divided by the round trips
 # (load-independent, unlike the rate), the part of it spent by Moria's coarse-timer sweeper
-# thread, the server's CPU while the N connections were opened (setup_cpu_ms, which
-# `compare`'s CPU column includes), and the load average. STRACE=1 also counts the server's syscalls per round trip
+# thread, and the load average. STRACE=1 also counts the server's syscalls per round trip
 # over the same window (`strace -c -f`; it slows the run, so that run's CPU figure is not
 # comparable). `compare --scenario ws-echo` gives the rate side by side.
 set -u
@@ -22,7 +22,6 @@ for i in $(seq 100); do (echo > /dev/tcp/127.0.0.1/$PORT) 2>/dev/null && break; 
 cpu() { awk '{print $14+$15}' /proc/$PID/stat; }
 # Moria's coarse-timer sweeper thread (the deadlines of `read_within`), if the server has one.
 sweeper() { for t in /proc/$PID/task/*; do [ "$(cat $t/comm)" = moria-coarse-ti ] && awk '{print $14+$15}' $t/stat; done; echo 0; }
-CS=$(cpu)
 taskset -c 1 "$WS_LOAD" --workers 1 echo --url "ws://127.0.0.1:$PORT/" --conns $N --seconds ${S:-5} > "$OUTFILE" 2>&1 &
 LP=$!
 while kill -0 $LP 2>/dev/null && [ "$(ss -Htn state established "( sport = :$PORT )" | wc -l)" -lt $N ]; do sleep 0.05; done
@@ -37,7 +36,7 @@ if [ "${STRACE:-0}" = 1 ]; then kill -INT $SP; wait $SP 2>/dev/null; fi
 kill $PID; wait $PID 2>/dev/null
 OUT=$(tail -1 "$OUTFILE")
 MSGS=$(echo "$OUT" | python3 -c 'import json,sys; print(json.loads(sys.stdin.read())["messages"])' 2>/dev/null || echo 0)
-echo "$(basename $1) c$N $OUT cpu_us_per_msg=$(python3 -c "print(round(($C1-$C0)*1e4/max($MSGS,1),2))") of_which_sweeper=$(python3 -c "print(round(($W1-$W0)*1e4/max($MSGS,1),2))") setup_cpu_ms=$(((C0-CS)*10)) load=$(cut -d' ' -f1 /proc/loadavg)"
+echo "$(basename $1) c$N $OUT cpu_us_per_msg=$(python3 -c "print(round(($C1-$C0)*1e4/max($MSGS,1),2))") of_which_sweeper=$(python3 -c "print(round(($W1-$W0)*1e4/max($MSGS,1),2))") load=$(cut -d' ' -f1 /proc/loadavg)"
 if [ "${STRACE:-0}" = 1 ]; then
     python3 - "$OUTFILE.strace" "$MSGS" <<'PY'
 import sys

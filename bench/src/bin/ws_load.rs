@@ -82,6 +82,10 @@ struct Report {
 
 /// How long a connection waits for any one answer before it counts as an error.
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a broadcast member's handshake, and the publisher's wait for its own message,
+/// may take: 10,000 handshakes queue at a one-worker server (20 to 30 s at a load average of
+/// 20 here), and one message to 10,000 members took over 10 s there.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Every bench message carries this text, so a server's own notices (a chat's welcome) are
 /// not counted, and a chat that wraps what a member sent (`{"name":…,"text":"#bench#…"}`)
@@ -90,15 +94,16 @@ const MARK: &str = "#bench#";
 
 type Socket = WebSocket<TcpStream>;
 
-/// Opens a WebSocket to `url` over a fiber-blocking socket.
-fn connect(url: &str) -> Result<Socket, String> {
+/// Opens a WebSocket to `url` over a fiber-blocking socket, waiting up to `timeout` for each
+/// answer (the handshake's too).
+fn connect(url: &str, timeout: Duration) -> Result<Socket, String> {
     let rest = url
         .strip_prefix("ws://")
         .ok_or_else(|| format!("{url}: only ws:// URLs"))?;
     let authority = rest.split('/').next().unwrap_or(rest);
     let tcp = TcpStream::connect(authority).map_err(|e| format!("connect {authority}: {e}"))?;
     tcp.set_nodelay(true).map_err(|e| e.to_string())?;
-    tcp.set_read_timeout(Some(ANSWER_TIMEOUT))
+    tcp.set_read_timeout(Some(timeout))
         .map_err(|e| e.to_string())?;
     let (ws, _) = tungstenite::client::client(url, tcp).map_err(|e| format!("{url}: {e}"))?;
     Ok(ws)
@@ -134,7 +139,7 @@ fn echo(url: &str, conns: usize, seconds: u64, size: usize) -> Result<Report, St
             let (url, ready, start, text) =
                 (url.to_string(), ready.clone(), start.clone(), text.clone());
             spawn(move || -> Result<Vec<u32>, String> {
-                let opened = connect(&url);
+                let opened = connect(&url, ANSWER_TIMEOUT);
                 ready.done();
                 let mut ws = opened?;
                 start.wait();
@@ -197,7 +202,7 @@ fn broadcast(url: &str, subscribers: usize, seconds: u64, window: u64) -> Result
         );
         // Members read until the process exits; a failure is counted, never waited for.
         spawn(move || {
-            let opened = connect(&url);
+            let opened = connect(&url, JOIN_TIMEOUT);
             ready.done();
             // A member waits for its first message as long as the other members take to
             // join (10,000 connects can take longer than `ANSWER_TIMEOUT`), so it reads
@@ -224,7 +229,7 @@ fn broadcast(url: &str, subscribers: usize, seconds: u64, window: u64) -> Result
         });
     }
     ready.wait();
-    let mut publisher = connect(url)?;
+    let mut publisher = connect(url, JOIN_TIMEOUT)?;
     let text = payload(32);
     let (mut sent, mut back) = (0u64, 0u64);
     let began = Instant::now();
