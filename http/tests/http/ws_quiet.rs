@@ -12,7 +12,7 @@ use moria_http::{Request, Response, Server};
 
 use crate::common::tls::Fixture;
 use crate::common::ws::{echo_server, frame, handshake, read_frame};
-use crate::common::{stop, wait_until};
+use crate::common::{stop, wait_until, ClientConn};
 
 /// Sizes that cut a frame head across the quiet read and pass every buffer.
 const SIZES: [usize; 10] = [0, 1, 60, 63, 64, 65, 125, 126, 4096, 70_000];
@@ -21,29 +21,40 @@ fn quiet() -> Config {
     Config::new().quiet_after(Duration::ZERO)
 }
 
+/// Sends a binary message of every size in [`SIZES`] (calling `before` with its index first)
+/// and checks each echo, then a ping (answered by a pong) and a close (answered with 1000).
+fn echo_every_size_then_ping_and_close(
+    c: &mut dyn ClientConn,
+    tls: bool,
+    mut before: impl FnMut(usize),
+) {
+    for (i, len) in SIZES.into_iter().enumerate() {
+        before(i);
+        let payload = vec![i as u8; len];
+        c.write_all(&frame(true, 2, &payload, true)).unwrap();
+        assert_eq!(
+            read_frame(c),
+            Some((true, 2, payload)),
+            "{len} bytes (tls: {tls})"
+        );
+    }
+    c.write_all(&frame(true, 9, b"p", true)).unwrap();
+    assert_eq!(read_frame(c), Some((true, 10, b"p".to_vec())));
+    c.write_all(&frame(true, 8, &1000u16.to_be_bytes(), true))
+        .unwrap();
+    assert_eq!(
+        read_frame(c),
+        Some((true, 8, 1000u16.to_be_bytes().to_vec()))
+    );
+}
+
 #[test]
 fn quiet_sockets_echo_every_size_answer_pings_and_close() {
     for tls in [false, true] {
         let f = echo_server(tls, quiet());
         let mut c = f.connect();
         assert_eq!(handshake(&mut *c, "").status, 101);
-        for (i, len) in SIZES.into_iter().enumerate() {
-            let payload = vec![i as u8; len];
-            c.write_all(&frame(true, 2, &payload, true)).unwrap();
-            assert_eq!(
-                read_frame(&mut *c),
-                Some((true, 2, payload)),
-                "{len} bytes (tls: {tls})"
-            );
-        }
-        c.write_all(&frame(true, 9, b"p", true)).unwrap();
-        assert_eq!(read_frame(&mut *c), Some((true, 10, b"p".to_vec())));
-        c.write_all(&frame(true, 8, &1000u16.to_be_bytes(), true))
-            .unwrap();
-        assert_eq!(
-            read_frame(&mut *c),
-            Some((true, 8, 1000u16.to_be_bytes().to_vec()))
-        );
+        echo_every_size_then_ping_and_close(&mut *c, tls, |_| {});
         stop(&f.server);
     }
 }
@@ -97,27 +108,12 @@ fn split_readers_go_quiet_and_still_echo_every_size() {
         );
         let mut c = f.connect();
         assert_eq!(handshake(&mut *c, "").status, 101);
-        for (i, len) in SIZES.into_iter().enumerate() {
+        echo_every_size_then_ping_and_close(&mut *c, tls, |i| {
             let waits = i as u64 + 1;
             wait_until(&format!("quiet wait {waits} (tls: {tls})"), || {
                 f.server.stats().ws_quiet >= waits
             });
-            let payload = vec![i as u8; len];
-            c.write_all(&frame(true, 2, &payload, true)).unwrap();
-            assert_eq!(
-                read_frame(&mut *c),
-                Some((true, 2, payload)),
-                "{len} bytes (tls: {tls})"
-            );
-        }
-        c.write_all(&frame(true, 9, b"p", true)).unwrap();
-        assert_eq!(read_frame(&mut *c), Some((true, 10, b"p".to_vec())));
-        c.write_all(&frame(true, 8, &1000u16.to_be_bytes(), true))
-            .unwrap();
-        assert_eq!(
-            read_frame(&mut *c),
-            Some((true, 8, 1000u16.to_be_bytes().to_vec()))
-        );
+        });
         stop(&f.server);
     }
 }
