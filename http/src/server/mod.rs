@@ -162,6 +162,7 @@ impl ServerView for Shared {
     fn stats(&self) -> ServerStats {
         let mut stats = self.counters.snapshot(self.tracker.reclaimed());
         stats.parked = self.lot.parked() as u64;
+        stats.parks = self.lot.parks() as u64;
         let (pooled, busy) = self.conns.counts();
         stats.pooled_states = pooled as u64;
         stats.busy_states = busy as u64;

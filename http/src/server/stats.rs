@@ -23,6 +23,9 @@ pub struct ServerStats {
     pub reclaimed: u64,
     /// Idle keep-alive connections parked now: no fiber, no buffers.
     pub parked: u64,
+    /// Times idle keep-alive connections parked since the server started (a connection
+    /// counts once per park): beside `parked`, how often connections go idle and come back.
+    pub parks: u64,
     /// Connection working states (buffers, parsed head, response) pooled for reuse now.
     pub pooled_states: u64,
     /// Connection working states in use now: held by connections while they are served
@@ -41,13 +44,14 @@ pub struct ServerStats {
 impl fmt::Display for ServerStats {
     /// One `name value` line per counter, aligned like moria-runtime's `Stats` table.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 10] = [
+        let rows: [(&str, u64); 11] = [
             ("accepted", self.accepted),
             ("refused", self.refused),
             ("handler panics", self.handler_panics),
             ("body panics", self.body_panics),
             ("reclaimed", self.reclaimed),
             ("parked", self.parked),
+            ("parks", self.parks),
             ("pooled states", self.pooled_states),
             ("busy states", self.busy_states),
             ("TLS handoffs", self.tls_handoffs),
@@ -61,8 +65,8 @@ impl fmt::Display for ServerStats {
 }
 
 impl Counters {
-    /// Reads every counter; `reclaimed` is the tracker's (the gauges and `ws_quiet` are left
-    /// at zero).
+    /// Reads every counter; `reclaimed` is the tracker's (the gauges, `parks` and `ws_quiet`
+    /// are left at zero).
     pub(crate) fn snapshot(&self, reclaimed: u64) -> ServerStats {
         ServerStats {
             accepted: self.accepted.load(Relaxed),
@@ -71,6 +75,7 @@ impl Counters {
             body_panics: self.body_panics.load(Relaxed),
             reclaimed,
             parked: 0,
+            parks: 0,
             pooled_states: 0,
             busy_states: 0,
             tls_handoffs: self.tls_handoffs.load(Relaxed),

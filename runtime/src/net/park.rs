@@ -91,6 +91,8 @@ struct Lot<T> {
     wake: Box<WakeFn<T>>,
     closed: AtomicBool,
     parked: AtomicUsize,
+    /// Parks since the lot opened.
+    parks: AtomicUsize,
     /// Parks whose first `epoll_ctl` guessed the registration wrong and needed a second.
     retries: AtomicUsize,
 }
@@ -148,6 +150,7 @@ impl<T: Parkable> ParkingLot<T> {
             wake: Box::new(wake),
             closed: AtomicBool::new(false),
             parked: AtomicUsize::new(0),
+            parks: AtomicUsize::new(0),
             retries: AtomicUsize::new(0),
         });
         for index in 0..lot.shards.len() {
@@ -180,6 +183,7 @@ impl<T: Parkable> ParkingLot<T> {
             (key, known, sooner)
         };
         lot.parked.fetch_add(1, Ordering::Relaxed);
+        lot.parks.fetch_add(1, Ordering::Relaxed);
         if lot.counted() {
             SOCKETS_PARKED.fetch_add(1, Ordering::Relaxed);
         }
@@ -210,6 +214,11 @@ impl<T: Parkable> ParkingLot<T> {
     /// Sockets parked now.
     pub fn parked(&self) -> usize {
         self.lot.parked.load(Ordering::Relaxed)
+    }
+
+    /// Parks since the lot opened (a socket parked twice counts twice).
+    pub fn parks(&self) -> usize {
+        self.lot.parks.load(Ordering::Relaxed)
     }
 
     /// Parks that took a second `epoll_ctl` because the first guessed the socket's
