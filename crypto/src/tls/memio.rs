@@ -26,7 +26,8 @@ pub(crate) const INBOUND_LEN: usize = HEADER_LEN + MAX_CIPHERTEXT + MAX_FEED;
 /// First inbound buffer: a request's record or a handshake flight fits. OpenSSL takes the bytes
 /// out as it reads (it keeps partial records itself), so a smaller buffer only means more reads
 /// for large records: when a read fills the buffer, the next fill gets twice the room, up to
-/// [`INBOUND_LEN`]. Allocated at the first read, and again after [`MemIo::release`].
+/// [`INBOUND_LEN`]. Allocated at the first read, and again once bytes arrive after
+/// [`MemIo::release`].
 pub(crate) const INBOUND_FIRST: usize = 4 * 1024;
 
 /// Buffers between OpenSSL and the socket.
@@ -38,6 +39,9 @@ pub(crate) struct MemIo {
     /// Room the next socket read gets (grows while reads fill it).
     read_room: usize,
     eof: bool,
+    /// The inbound buffer was released and not allocated since: the next read lands in the
+    /// caller's spare room (see [`MemIo::fill_from`]).
+    released: bool,
     outbound: Vec<u8>,
     /// The socket records may be sent to directly, if any.
     direct: Option<RawFd>,
@@ -52,6 +56,7 @@ impl MemIo {
             end: 0,
             read_room: INBOUND_FIRST,
             eof: false,
+            released: false,
             outbound: Vec::new(),
             direct: None,
         }
@@ -73,13 +78,15 @@ impl MemIo {
         self.start < self.end
     }
 
-    /// Frees both buffers if they hold nothing (an idle connection keeps no buffer); the next
-    /// read allocates the inbound one again.
+    /// Frees both buffers if they hold nothing (an idle connection keeps no buffer, nor does
+    /// its next socket read while it waits); the inbound one is allocated again once bytes
+    /// arrive.
     pub(crate) fn release(&mut self) {
         if self.start == self.end {
             self.inbound = Vec::new();
             self.start = 0;
             self.end = 0;
+            self.released = true;
         }
         if self.outbound.is_empty() {
             self.outbound = Vec::new();
@@ -105,6 +112,7 @@ impl MemIo {
         if need > self.inbound.len() {
             let size = need.max(self.inbound.len() * 2).min(INBOUND_LEN);
             self.inbound.resize(size, 0);
+            self.released = false;
         }
         Ok(())
     }
@@ -161,50 +169,64 @@ impl MemIo {
     }
 
     /// One read from `sock` into the inbound buffer (this may wait, so it runs outside OpenSSL).
-    pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S) -> io::Result<()> {
-        self.fill_with(|room| sock.read(room).map(Some)).map(drop)
+    /// After [`MemIo::release`] the read lands in `spare` (the caller's buffer for the
+    /// plaintext, unused while it waits) and only the bytes that came are copied in: a
+    /// connection waiting after a release holds no inbound buffer. An empty `spare` (or one
+    /// that the arriving bytes overflow: the rest comes with the next read) costs only reads.
+    pub(crate) fn fill_from<S: Read>(&mut self, sock: &mut S, spare: &mut [u8]) -> io::Result<()> {
+        self.fill_with(|room| sock.read(room).map(Some), spare)
+            .map(drop)
     }
 
     /// One read from `sock` into the inbound buffer of what arrives within about `within`
     /// ([`TcpStream::read_within`]: no timer, and no look at a socket the last such read
-    /// emptied); `false` when the time passed first.
+    /// emptied); `false` when the time passed first. `spare` as for [`MemIo::fill_from`].
     pub(crate) fn fill_within(
         &mut self,
         sock: &mut TcpStream,
         within: Duration,
+        spare: &mut [u8],
     ) -> io::Result<bool> {
-        self.fill_with(|room| sock.read_within(room, within))
+        self.fill_with(|room| sock.read_within(room, within), spare)
     }
 
-    /// One `read` into the room after the unread bytes (`Ok(None)`: nothing came, `false`).
+    /// One `read` into the room after the unread bytes, or into `spare` after a release
+    /// (`Ok(None)`: nothing came, `false`).
     fn fill_with(
         &mut self,
         mut read: impl FnMut(&mut [u8]) -> io::Result<Option<usize>>,
+        spare: &mut [u8],
     ) -> io::Result<bool> {
+        if self.released && !spare.is_empty() {
+            let Some(n) = read_once(&mut read, spare)? else {
+                return Ok(false);
+            };
+            if n > 0 {
+                // The buffer is allocated at its usual size only now that bytes came.
+                self.make_room(self.read_room.max(n))?;
+                self.inbound[..n].copy_from_slice(&spare[..n]);
+            }
+            return Ok(self.filled(n));
+        }
         let want = self
             .read_room
             .min(INBOUND_LEN - (self.end - self.start))
             .max(1);
         self.make_room(want)?;
-        let room = &mut self.inbound[self.end..self.end + want];
-        loop {
-            match read(room) {
-                Ok(None) => return Ok(false),
-                Ok(Some(0)) => {
-                    self.eof = true;
-                    return Ok(true);
-                }
-                Ok(Some(n)) => {
-                    self.end += n;
-                    if n == want {
-                        self.read_room = (want * 2).min(INBOUND_LEN);
-                    }
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
-            }
+        let Some(n) = read_once(&mut read, &mut self.inbound[self.end..self.end + want])? else {
+            return Ok(false);
+        };
+        if n == want {
+            self.read_room = (want * 2).min(INBOUND_LEN);
         }
+        Ok(self.filled(n))
+    }
+
+    /// Counts `n` bytes just put after the unread ones (0: end of stream); `true`.
+    fn filled(&mut self, n: usize) -> bool {
+        self.end += n;
+        self.eof |= n == 0;
+        true
     }
 
     /// Writes everything OpenSSL produced to `sock` (this may wait, so it runs outside OpenSSL).
@@ -250,6 +272,19 @@ impl Write for MemIo {
     }
 }
 
+/// One `read` into `room`, again after a signal.
+fn read_once(
+    read: &mut impl FnMut(&mut [u8]) -> io::Result<Option<usize>>,
+    room: &mut [u8],
+) -> io::Result<Option<usize>> {
+    loop {
+        match read(room) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            other => return other,
+        }
+    }
+}
+
 /// What one `send(2)` on the socket `fd` took of `buf`, without waiting. A full socket or an
 /// error sends nothing: the bytes are buffered, and the fiber's write meets the error (or
 /// waits) again.
@@ -275,10 +310,10 @@ mod tests {
             io.read(&mut buf).unwrap_err().kind(),
             io::ErrorKind::WouldBlock
         );
-        io.fill_from(&mut &b"abcdef"[..]).unwrap();
+        io.fill_from(&mut &b"abcdef"[..], &mut []).unwrap();
         assert_eq!(io.read(&mut buf).unwrap(), 4);
         assert_eq!(io.read(&mut buf).unwrap(), 2);
-        io.fill_from(&mut &b""[..]).unwrap();
+        io.fill_from(&mut &b""[..], &mut []).unwrap();
         assert!(io.eof());
         assert_eq!(io.read(&mut buf).unwrap(), 0);
     }
@@ -336,6 +371,50 @@ mod tests {
         io.feed(b"gh").unwrap();
         assert_eq!(io.read(&mut buf).unwrap(), 2);
         assert_eq!(&buf[..2], b"gh");
+    }
+
+    #[test]
+    fn a_released_buffer_waits_in_the_spare_room_and_is_allocated_when_bytes_come() {
+        let mut io = MemIo::new();
+        io.feed(b"first").unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(io.read(&mut buf).unwrap(), 5);
+        io.release();
+        let mut spare = [0u8; 64];
+        let spare_at = spare.as_ptr();
+        // A wait that brings nothing allocates nothing, and the read got the spare room.
+        let came = io
+            .fill_with(
+                |room| {
+                    assert_eq!(room.as_ptr(), spare_at, "the read lands in the spare room");
+                    Ok(None)
+                },
+                &mut spare,
+            )
+            .unwrap();
+        assert!(!came);
+        assert_eq!(io.inbound.capacity(), 0, "nothing allocated for the wait");
+        io.fill_from(&mut &b"next"[..], &mut spare).unwrap();
+        assert_eq!(
+            io.inbound.len(),
+            INBOUND_FIRST,
+            "allocated at its usual size"
+        );
+        assert_eq!(io.unread(), b"next");
+        // The rest of a record goes straight into the buffer.
+        io.fill_from(&mut &b" record"[..], &mut spare).unwrap();
+        assert_eq!(io.unread(), b"next record");
+        // No spare room: the read allocates first, as before.
+        io.consume(11);
+        io.release();
+        io.fill_from(&mut &b"x"[..], &mut []).unwrap();
+        assert_eq!(io.unread(), b"x");
+        // End of stream after a release.
+        io.consume(1);
+        io.release();
+        io.fill_from(&mut &b""[..], &mut spare).unwrap();
+        assert!(io.eof());
+        assert_eq!(io.inbound.capacity(), 0);
     }
 
     #[test]
@@ -401,7 +480,7 @@ mod tests {
         let mut got = Vec::new();
         let mut fills = Vec::new();
         while !io.eof() {
-            io.fill_from(&mut sock).unwrap();
+            io.fill_from(&mut sock, &mut []).unwrap();
             fills.push(io.end - io.start);
             assert!(io.inbound.len() <= INBOUND_LEN);
             io.read_to_end(&mut got).unwrap_or_else(|e| {

@@ -83,7 +83,7 @@ impl<S: Read + Write + SocketTimeouts> TlsStream<S> {
                 Err(Stop::WantRead) => {
                     flushed.map_err(SessionError::Io)?;
                     before_io(&mut self.sock, SocketOp::Read)
-                        .and_then(|()| self.session.io_mut().fill_from(&mut self.sock))
+                        .and_then(|()| self.session.io_mut().fill_from(&mut self.sock, &mut []))
                         .map_err(SessionError::Io)?;
                 }
                 Err(Stop::WantWrite) => flushed.map_err(SessionError::Io)?,
@@ -225,7 +225,10 @@ impl TlsStream<TcpStream> {
     pub fn read_within(&mut self, buf: &mut [u8], within: Duration) -> io::Result<Option<usize>> {
         if !buf.is_empty()
             && self.must_fill_first()
-            && !self.session.io_mut().fill_within(&mut self.sock, within)?
+            && !self
+                .session
+                .io_mut()
+                .fill_within(&mut self.sock, within, buf)?
         {
             return Ok(None);
         }
@@ -236,7 +239,7 @@ impl TlsStream<TcpStream> {
 impl<S: Read + Write + SocketTimeouts> Read for TlsStream<S> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         if !buf.is_empty() && self.must_fill_first() {
-            self.session.io_mut().fill_from(&mut self.sock)?;
+            self.session.io_mut().fill_from(&mut self.sock, buf)?;
         }
         self.drive(|s| s.read(buf), |_, _| Ok(()))
             .map_err(|failure| self.session.io_error(failure))
