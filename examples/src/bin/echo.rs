@@ -7,7 +7,8 @@
 //! `--wss ADDR` serves the same over HTTPS (a self-signed certificate for localhost);
 //! `--ws-deflate off|on|low-memory` picks what permessage-deflate accepts (default `on`:
 //! context takeover both ways; `low-memory`: none, no compression state between messages);
-//! `--ws-parked` lets idle sockets wait without a fiber.
+//! `--ws-parked` lets idle sockets wait without a fiber; `--ws-split` echoes through the
+//! socket's split halves (the reader waits, the writer sends), as a broadcasting server does.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -44,6 +45,9 @@ struct Args {
     /// WebSocket echo sockets wait between messages without a fiber (`accept_parked`).
     #[arg(long, env = "MORIA_WS_PARKED")]
     ws_parked: bool,
+    /// WebSocket echo through the socket's split reader and writer halves.
+    #[arg(long, env = "MORIA_WS_SPLIT", conflicts_with = "ws_parked")]
+    ws_split: bool,
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,7 +62,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ws.as_deref(),
             wss.as_deref(),
             &args.ws_deflate,
-            args.ws_parked,
+            WsMode::of(args.ws_parked, args.ws_split),
         )?),
     };
     let mut listener = TcpListener::bind(args.listen.as_str())?;
@@ -110,12 +114,33 @@ fn echo(mut conn: moria_runtime::net::TcpStream) -> std::io::Result<()> {
 /// Connections the WebSocket echo holds at once.
 const WS_MAX_CONNECTIONS: usize = 100_000;
 
+/// How the WebSocket echo serves its sockets.
+#[derive(Clone, Copy)]
+enum WsMode {
+    /// A fiber per socket, blocking in `read`.
+    Whole,
+    /// No fiber between messages (`accept_parked`).
+    Parked,
+    /// A fiber per socket over the split halves.
+    Split,
+}
+
+impl WsMode {
+    fn of(parked: bool, split: bool) -> WsMode {
+        match (parked, split) {
+            (true, _) => WsMode::Parked,
+            (false, true) => WsMode::Split,
+            (false, false) => WsMode::Whole,
+        }
+    }
+}
+
 /// Starts the WebSocket echo server at `/` on `ws` (HTTP) and `wss` (HTTPS).
 fn ws_echo(
     ws: Option<&str>,
     wss: Option<&str>,
     deflate: &str,
-    parked: bool,
+    mode: WsMode,
 ) -> Result<Server, Box<dyn std::error::Error>> {
     let config = match deflate {
         "off" => ws::Config::new(),
@@ -136,9 +161,10 @@ fn ws_echo(
         builder = builder.listen_tls(addr, TlsAcceptor::builder(identity).build()?);
     }
     let server = builder.start(move |req: &mut Request<'_>, res: &mut Response| {
-        match parked {
-            true => acceptor.accept_parked(req, res, echo_one),
-            false => acceptor.accept(req, res, ws_echo_loop),
+        match mode {
+            WsMode::Parked => acceptor.accept_parked(req, res, echo_one),
+            WsMode::Whole => acceptor.accept(req, res, ws_echo_loop),
+            WsMode::Split => acceptor.accept(req, res, ws_echo_split),
         };
         Ok(())
     })?;
@@ -151,6 +177,25 @@ fn echo_one(socket: &mut WebSocket, msg: Message) {
     if let Message::Text(_) | Message::Binary(_) = msg {
         if let Err(e) = socket.send(msg) {
             log::debug!("websocket: {e}");
+        }
+    }
+}
+
+/// [`ws_echo_loop`] over the socket's split halves.
+fn ws_echo_split(socket: WebSocket) {
+    let (mut reader, writer) = match socket.split() {
+        Ok(halves) => halves,
+        Err(e) => return log::debug!("websocket: {e}"),
+    };
+    loop {
+        let sent = match reader.read() {
+            Ok(msg @ (Message::Text(_) | Message::Binary(_))) => writer.send(msg),
+            Ok(Message::Close(_)) => return,
+            Ok(_) => Ok(()),
+            Err(e) => return log::debug!("websocket: {e}"),
+        };
+        if let Err(e) = sent {
+            return log::debug!("websocket: {e}");
         }
     }
 }
