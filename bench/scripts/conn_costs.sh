@@ -2,7 +2,9 @@
 # What one keep-alive hello request costs each server at a given connection count, from the
 # kernel's counters rather than req/s (which a shared machine's load moves): CPU time, syscalls
 # by name, context switches of the server's threads, and the events each epoll_wait returned,
-# per request, while `wrk -t1 -cCONNS` runs on CPU 1 against one worker on CPU 0.
+# per request, while `wrk -t1 -cCONNS` runs on CPU 1 against one worker on CPU 0; then the
+# context switches per request by thread name (voluntary + involuntary, from /proc/PID/task:
+# which thread switches, e.g. the worker preempted or a runtime thread's own wake-ups).
 #
 #   bench/scripts/conn_costs.sh CONNS SECONDS [SERVER…]   # SERVER: hello, peer_minihttp, peer_hyper_hello
 #
@@ -34,12 +36,19 @@ for name in "${SERVERS[@]}"; do
   SERVER=$!
   until python3 -c "import socket; socket.create_connection(('127.0.0.1',$PORT))" 2>/dev/null; do sleep 0.1; done
   taskset -c 1 wrk -t1 -c"$CONNS" -d2s "http://127.0.0.1:$PORT/" >/dev/null
+  switches() {
+    for t in /proc/"$SERVER"/task/*; do
+      echo "$(basename "$t") $(cat "$t/comm" | tr ' ' _) $(awk '/ctxt_switches/ {n += $2} END {print n}' "$t/status")"
+    done
+  }
+  switches >"$TMP/threads.before"
   perf stat -x, -o "$TMP/stat" -e "$EVENTS" -p "$SERVER" &
   STAT=$!
   perf record -q -o "$TMP/rec" -e syscalls:sys_exit_epoll_wait -p "$SERVER" 2>/dev/null &
   REC=$!
   sleep 0.3
   taskset -c 1 wrk -t1 -c"$CONNS" -d"${SECS}s" "http://127.0.0.1:$PORT/" >"$TMP/wrk"
+  switches >"$TMP/threads.after"
   kill -INT $STAT $REC
   wait $STAT $REC 2>/dev/null || true
   kill $SERVER
@@ -59,4 +68,9 @@ import sys
 ret = [int(w, 16) for l in sys.stdin for w in l.split() if w.startswith("0x")]
 got = [r for r in ret if 0 < r < 1 << 31]
 print(" %12.1f" % (sum(got) / len(got) if got else 0))'
+  # Context switches per request by thread name (threads of one name summed).
+  awk -v n="$REQS" 'NR == FNR {before[$1] = $3; next}
+    {by[$2] += $3 - before[$1]}
+    END {printf "%-18s", "  by thread:"; for (t in by) if (by[t] > 0) printf " %s %.4f", t, by[t] / n; print ""}' \
+    "$TMP/threads.before" "$TMP/threads.after"
 done

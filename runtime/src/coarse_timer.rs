@@ -12,23 +12,37 @@
 //!   (milliseconds on a process clock; 0 while it is not waiting);
 //! - arming stores the deadline; the first time, or after the sweeper dropped the waiter, it
 //!   is also pushed on the calling worker's list ([`PerWorker`]);
-//! - one sweeper thread looks at every listed waiter each [`TICK`]: it drops the ones not
-//!   waiting and wakes the ones whose deadline passed (a wake is a hint: the fiber checks the
-//!   clock itself). It sleeps while no waiter is listed.
+//! - one sweeper thread sleeps until the earliest deadline it knows of (and at least one [`TICK`]
+//!   after its last look, so that waiters falling due together are woken together). Then it
+//!   looks at every listed waiter: it drops the ones not waiting, wakes the ones whose deadline
+//!   passed (a wake is a hint: the fiber checks the clock itself) and takes the earliest
+//!   deadline of the rest as its next look. With nothing armed it sleeps until a wait arms;
+//! - arming a deadline more than a tick before the sweeper's next look moves the look earlier
+//!   and wakes the sweeper; a later one (the usual case: waits of one length, armed one after
+//!   another) costs nothing more than the store.
 //!
 //! Trade-offs: a deadline is honoured up to one tick late (a 20 ms keep-alive wait ends after
-//! 20 to 25 ms), and the sweeper's work grows with the sockets listed, not with the waits:
-//! one look per listed waiter per tick.
+//! 20 to 25 ms). Waits that end early cost the sweeper nothing until the earliest of them would
+//! have been due: at 500 busy keep-alive connections it looks about once per wait length, not
+//! every tick, so it neither takes the workers' cores from them nor sweeps the same waiters
+//! over and over. A waiter that stopped waiting stays listed until the next look (at most one
+//! wait length later).
 
-use std::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Once, OnceLock, PoisonError};
 use std::time::Duration;
 
 use crate::engine::io::WaitIoWaker;
 use crate::sync::PerWorker;
 
-/// How often the sweeper looks: a coarse deadline ends at most this late.
+/// How late a coarse deadline may end: the sweeper looks at most once per tick.
 pub const TICK: Duration = Duration::from_millis(5);
+
+/// [`TICK`] in milliseconds of [`now_ms`]'s clock.
+const TICK_MS: u64 = TICK.as_millis() as u64;
+
+/// `Lists::next_look` while no look is planned: nothing armed, or a look under way.
+const NOTHING: u64 = u64::MAX;
 
 /// One socket's coarse deadline; see the module docs. Not padded to a cache line of its own:
 /// an aligned allocation costs a parked connection hundreds of bytes (`ConnState` in
@@ -51,8 +65,9 @@ impl std::fmt::Debug for Waiter {
 
 struct Lists {
     shards: PerWorker<Mutex<Vec<Arc<Waiter>>>>,
-    /// Set by the sweeper before it sleeps for want of waiters.
-    sleeping: AtomicBool,
+    /// When the sweeper looks next, on [`now_ms`]'s clock ([`NOTHING`]: none planned). Written
+    /// under `gate`; read without it by [`Waiter::arm`].
+    next_look: AtomicU64,
     gate: Mutex<()>,
     wake: Condvar,
 }
@@ -63,7 +78,7 @@ static SWEEPER: Once = Once::new();
 fn lists() -> &'static Lists {
     let lists = LISTS.get_or_init(|| Lists {
         shards: PerWorker::default(),
-        sleeping: AtomicBool::new(false),
+        next_look: AtomicU64::new(NOTHING),
         gate: Mutex::new(()),
         wake: Condvar::new(),
     });
@@ -124,18 +139,16 @@ impl Waiter {
     /// Wakes the waiter's fiber once `at` ([`deadline_after`]) has passed, unless
     /// [`disarm`](Self::disarm)ed first.
     pub(crate) fn arm(self: &Arc<Self>, at: u64) {
-        self.deadline.store(at, Ordering::Release);
-        if self.listed.swap(true, Ordering::AcqRel) {
-            return;
-        }
+        // Sequentially consistent, with the loads below and the sweeper's side (`unlist`,
+        // `sweep`): either the sweeper sees this deadline or this sees that it must list the
+        // waiter again, or move the next look.
+        self.deadline.store(at, Ordering::SeqCst);
         let lists = lists();
-        lock(lists.shards.get()).push(Arc::clone(self));
-        // Either the sweeper sees this waiter before it sleeps or this sees it sleeping.
-        fence(Ordering::SeqCst);
-        if lists.sleeping.load(Ordering::SeqCst) {
-            let _gate = lock(&lists.gate);
-            lists.sleeping.store(false, Ordering::SeqCst);
-            lists.wake.notify_one();
+        if !self.listed.load(Ordering::SeqCst) && !self.listed.swap(true, Ordering::SeqCst) {
+            lock(lists.shards.get()).push(Arc::clone(self));
+        }
+        if at.saturating_add(TICK_MS) < lists.next_look.load(Ordering::SeqCst) {
+            lists.look_by(at);
         }
     }
 
@@ -146,55 +159,84 @@ impl Waiter {
 
     /// Takes the waiter off its list; `true` when it was armed again meanwhile and must stay.
     fn unlist(&self) -> bool {
-        self.listed.store(false, Ordering::Release);
+        self.listed.store(false, Ordering::SeqCst);
         // An `arm` that saw `listed` still set pushed nothing: keep this entry for it.
-        self.deadline.load(Ordering::Acquire) != 0 && !self.listed.swap(true, Ordering::AcqRel)
+        self.deadline.load(Ordering::SeqCst) != 0 && !self.listed.swap(true, Ordering::SeqCst)
     }
 }
 
-/// The sweeper thread: every tick, drop the waiters not waiting and wake the ones due.
+impl Lists {
+    /// Makes the sweeper look by `at` at the latest.
+    fn look_by(&self, at: u64) {
+        let _gate = lock(&self.gate);
+        if at < self.next_look.load(Ordering::SeqCst) {
+            self.next_look.store(at, Ordering::SeqCst);
+            self.wake.notify_one();
+        }
+    }
+}
+
+/// The sweeper thread: sleeps until its next look; then drops the waiters not waiting, wakes
+/// the ones due and plans the next look for the earliest deadline left.
 fn sweep(lists: &'static Lists) {
     let mut due: Vec<Arc<Waiter>> = Vec::new();
+    let mut last = 0;
+    let mut gate = lock(&lists.gate);
     loop {
-        std::thread::sleep(TICK);
-        let now = now_ms();
-        let mut listed = 0;
-        for shard in lists.shards.iter() {
-            let mut waiters = lock(shard);
-            waiters.retain(|w| {
-                let at = w.deadline.load(Ordering::Acquire);
-                if at == 0 {
-                    return w.unlist();
-                }
-                if at <= now
-                    && w.deadline
-                        .compare_exchange(at, 0, Ordering::AcqRel, Ordering::Relaxed)
-                        .is_ok()
-                {
-                    due.push(Arc::clone(w));
-                    return w.unlist();
-                }
-                true
-            });
-            listed += waiters.len();
-        }
-        for w in due.drain(..) {
-            w.waker.wakeup();
-        }
-        if listed == 0 {
-            let mut gate = lock(&lists.gate);
-            lists.sleeping.store(true, Ordering::SeqCst);
-            fence(Ordering::SeqCst);
-            if lists.shards.iter().any(|s| !lock(s).is_empty()) {
-                lists.sleeping.store(false, Ordering::SeqCst);
-                continue;
-            }
-            while lists.sleeping.load(Ordering::SeqCst) {
+        let now = loop {
+            let next = lists.next_look.load(Ordering::SeqCst);
+            if next == NOTHING {
                 gate = lists
                     .wake
                     .wait(gate)
                     .unwrap_or_else(PoisonError::into_inner);
+                continue;
             }
+            let at = next.max(last + TICK_MS);
+            let now = now_ms();
+            if now >= at {
+                break now;
+            }
+            gate = lists
+                .wake
+                .wait_timeout(gate, Duration::from_millis(at - now))
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        };
+        // From here until the next look is planned, every `arm` plans one itself.
+        lists.next_look.store(NOTHING, Ordering::SeqCst);
+        drop(gate);
+        last = now;
+        let mut earliest = NOTHING;
+        for shard in lists.shards.iter() {
+            lock(shard).retain(|w| {
+                let mut at = w.deadline.load(Ordering::SeqCst);
+                if at != 0 && at <= now {
+                    match w
+                        .deadline
+                        .compare_exchange(at, 0, Ordering::SeqCst, Ordering::SeqCst)
+                    {
+                        Ok(_) => {
+                            due.push(Arc::clone(w));
+                            return w.unlist();
+                        }
+                        // Disarmed, or armed again (for later than `now`) meanwhile.
+                        Err(changed) => at = changed,
+                    }
+                }
+                if at == 0 {
+                    return w.unlist();
+                }
+                earliest = earliest.min(at);
+                true
+            });
+        }
+        for w in due.drain(..) {
+            w.waker.wakeup();
+        }
+        gate = lock(&lists.gate);
+        if earliest < lists.next_look.load(Ordering::SeqCst) {
+            lists.next_look.store(earliest, Ordering::SeqCst);
         }
     }
 }
@@ -218,8 +260,28 @@ mod tests {
         assert!(now_ms() >= before);
     }
 
+    /// Whether the sweeper has nothing listed and no look planned.
+    fn sweeper_idle() -> bool {
+        let lists = lists();
+        let _gate = lock(&lists.gate);
+        lists.next_look.load(Ordering::SeqCst) == NOTHING
+            && lists.shards.iter().all(|s| lock(s).is_empty())
+    }
+
+    /// Whether a listed waiter's deadline is at least `ms` away.
+    fn armed_beyond(ms: u64) -> bool {
+        let far = now_ms() + ms;
+        lists().shards.iter().any(|s| {
+            lock(s)
+                .iter()
+                .any(|w| w.deadline.load(Ordering::SeqCst) >= far)
+        })
+    }
+
+    /// One test for both, so that no other test's waits keep the sweeper from going idle
+    /// (the long wait here stays listed, disarmed, until its deadline's look).
     #[test]
-    fn a_wait_armed_while_the_sweeper_sleeps_wakes_it() {
+    fn a_wait_armed_while_the_sweeper_sleeps_or_plans_a_later_look_wakes_it() {
         let mut listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let (done, finished) = std::sync::mpsc::channel();
@@ -228,17 +290,38 @@ mod tests {
             let (_peer, _) = listener.accept().unwrap();
             let mut buf = [0u8; 8];
             // The first wait starts the sweeper; once it has timed out the lists are empty
-            // and the sweeper goes to sleep.
+            // and the sweeper sleeps with no look planned.
             let first = s.read_within(&mut buf, Duration::from_millis(1)).unwrap();
-            while !lists().sleeping.load(Ordering::SeqCst) {
+            while !sweeper_idle() {
                 crate::yield_now();
             }
             let second = s.read_within(&mut buf, Duration::from_millis(5)).unwrap();
             done.send((first, second)).unwrap();
+
+            let mut long = TcpStream::connect(addr).unwrap();
+            let (long_peer, _) = listener.accept().unwrap();
+            let waiting = crate::spawn(move || {
+                long.read_within(&mut [0u8; 8], Duration::from_secs(600))
+                    .unwrap()
+            });
+            // The sweeper plans its next look for the long wait's deadline, 600 s away.
+            while !armed_beyond(500_000) {
+                crate::yield_now();
+            }
+            let short = s.read_within(&mut buf, Duration::from_millis(5)).unwrap();
+            drop(long_peer);
+            let ended = waiting.join().unwrap();
+            done.send((short, ended)).unwrap();
         });
-        let got = finished
-            .recv_timeout(Duration::from_secs(30))
-            .expect("a wait armed while the sweeper slept was never woken");
-        assert_eq!(got, (None, None));
+        let expected = [
+            ((None, None), "a wait armed while the sweeper slept"),
+            ((None, Some(0)), "a short wait armed after a long one"),
+        ];
+        for (want, what) in expected {
+            let got = finished
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("{what} was not woken in time"));
+            assert_eq!(got, want, "{what}");
+        }
     }
 }
