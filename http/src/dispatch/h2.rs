@@ -16,7 +16,7 @@ use crate::access_log;
 use crate::app::Extensions;
 use crate::body::{BodyOutcome, RequestBody};
 use crate::compress;
-use crate::h1::{take_head, BodyFraming, Failure, Framing, Head, HeadScan, Input};
+use crate::h1::{current_date, take_head, BodyFraming, Failure, Framing, Head, HeadScan, Input};
 use crate::h2::{Call, ResponseHead, Service, StreamBody, StreamSender};
 use crate::method::{Method, Version};
 use crate::metrics::{unrouted, RouteStat};
@@ -182,7 +182,7 @@ impl H2Service<'_> {
     /// Sends the response's head and body.
     fn write(&self, send: &StreamSender<'_>, res: &mut Response, is_head: bool) -> io::Result<()> {
         let mut lines = std::mem::take(&mut res.head.fields);
-        let date = crate::http_date::format(moria_runtime::time::coarse_unix_secs());
+        let date = current_date();
         lines.extend_from_slice(b"date: ");
         lines.extend_from_slice(&date);
         lines.extend_from_slice(b"\r\n");

@@ -28,6 +28,6 @@ pub use decode::{Failure, Framing, Violation};
 pub(crate) use encode::{encode_request, has, is_framing_field, ConnHeader, HeadToSend, Length};
 pub(crate) use role::client::{read_response_head, HeadError};
 pub(crate) use role::server::{
-    serve, Conn, ConnMemory, ConnPool, Dispatch, Ending, Input, Next, Scratch, INIT_READ_BUF,
-    MIN_BODY_ROOM, WRITE_FLUSH_AT,
+    current_date, serve, Conn, ConnMemory, ConnPool, Dispatch, Ending, Input, Next, Scratch,
+    INIT_READ_BUF, MIN_BODY_ROOM, WRITE_FLUSH_AT,
 };

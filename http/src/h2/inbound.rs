@@ -14,12 +14,13 @@ use std::sync::atomic::{fence, AtomicBool, Ordering};
 use moria_runtime::ShutdownToken;
 
 use super::conn::{ConnError, Failure, Job, Step};
+use super::fields::ResponseHead;
 use super::frame::{flag, kind, put_goaway, put_header, put_ping_ack, put_rst};
 use super::frame::{put_window_update, u31, unpad, ErrorCode, FrameHeader, HEADER_LEN};
 use super::hpack::{BlockError, Decoder};
 use super::reader::FrameReader;
 use super::request_head::HeadBuilder;
-use super::send::{ResponseHead, StreamSender};
+use super::send::StreamSender;
 use super::settings::{DEFAULT_WINDOW, MAX_WINDOW};
 use super::settings::{MAX_CONCURRENT_STREAMS, MAX_FRAME_SIZE, MAX_HEADER_LIST_SIZE};
 use super::shared::{Shared, Slot, MAX_STALLED};

@@ -7,6 +7,7 @@
 //! | `frame.rs` | frame header codec, types, flags, error codes, padding, the frames the server sends |
 //! | `settings.rs` | the server's SETTINGS and limits, the peer's settings checked (§6.5.2) |
 //! | `hpack.rs` | header blocks: the decoder bounded by the header list limit; our encoder (static indexes, literals, Huffman when shorter) |
+//! | `fields.rs` | a response head as a HEADERS frame, each line's encoding kept per worker thread and reused |
 //! | `hpack_decode.rs` | header block decoding: integers, strings, the static and the bounded dynamic table |
 //! | `hpack_stories.rs` | (tests) the hpack-test-case stories through our decoder and encoder |
 //! | `huffman.rs` | HPACK's Huffman code both ways, from the canonical code's lengths |
@@ -23,6 +24,7 @@
 
 mod body;
 mod conn;
+mod fields;
 mod frame;
 mod hpack;
 mod hpack_decode;
@@ -38,7 +40,8 @@ mod shared;
 
 pub(crate) use body::StreamBody;
 pub(crate) use conn::{serve, ConnConfig};
-pub(crate) use send::{ResponseHead, StreamSender};
+pub(crate) use fields::ResponseHead;
+pub(crate) use send::StreamSender;
 pub(crate) use shared::Parked;
 
 /// Default cap on a server's streams parked on a zero send window (see

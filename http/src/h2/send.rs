@@ -10,31 +10,12 @@
 
 use std::io::{self, Read};
 
-use super::frame::{flag, kind, put_header, put_header_block, put_rst, ErrorCode};
-use super::hpack::{encode_field, encode_status};
+use super::fields::{put_head, ResponseHead};
+use super::frame::{flag, kind, put_header, put_rst, ErrorCode};
 use super::shared::{gone, Shared, State};
 
 /// The most send window a stream takes at once, and so the largest buffer a file copy holds.
 const COPY_CHUNK: usize = 64 * 1024;
-
-/// Fields that HTTP/2 forbids (RFC 9113 §8.2.2), left out of a response head.
-const CONNECTION_SPECIFIC: [&str; 5] = [
-    "connection",
-    "proxy-connection",
-    "keep-alive",
-    "transfer-encoding",
-    "upgrade",
-];
-
-/// A response head to send: status and `Name: value\r\n` lines.
-pub(crate) struct ResponseHead<'a> {
-    /// The status code.
-    pub status: u16,
-    /// Field lines as HTTP/1.1 writes them.
-    pub lines: &'a [u8],
-    /// A `content-length` to add, if known.
-    pub length: Option<u64>,
-}
 
 /// Sends one stream's response.
 pub(crate) struct StreamSender<'c> {
@@ -55,30 +36,35 @@ impl<'c> StreamSender<'c> {
         body: &[u8],
         end: bool,
     ) -> io::Result<()> {
-        let mut block = Vec::with_capacity(head.lines.len() + 16);
-        encode_head(head, &mut block);
         let head_ends = end && body.is_empty();
-        let (n, _) = if body.is_empty() {
-            (0, 0)
-        } else {
-            self.reserve(body.len().min(COPY_CHUNK))?
+        let want = body.len().min(COPY_CHUNK);
+        // One lock for the window, the frame size, and whether the stream is alone.
+        let (got, alone) = {
+            let mut st = self.shared.state();
+            let alone = st.streams.len() <= 1;
+            let got = if body.is_empty() {
+                Some((0, st.peer.max_frame))
+            } else {
+                self.take(&mut st, want)?
+            };
+            (got, alone)
         };
-        let (max_frame, alone) = {
-            let st = self.shared.state();
-            (st.peer.max_frame, st.streams.len() <= 1)
+        let (n, max_frame) = match got {
+            Some(got) => got,
+            None => self.reserve(want)?,
         };
         let id = self.id;
         let frames = |out: &mut Vec<u8>| {
-            put_header_block(out, id, &block, head_ends, max_frame);
+            put_head(out, id, head, head_ends, max_frame);
             if n > 0 {
                 put_data_frames(out, id, &body[..n], end && n == body.len(), max_frame);
             }
         };
         // The only open stream, answered whole, has nobody to share its write with: no yield.
         if alone && n == body.len() {
-            return self.shared.send(frames);
+            return self.shared.frames(true, frames);
         }
-        self.shared.queue(frames)?;
+        self.shared.frames(false, frames)?;
         if n < body.len() {
             return self.data(&body[n..], end);
         }
@@ -250,27 +236,4 @@ fn put_data(out: &mut Vec<u8>, id: u32, body: &[u8], end: bool) {
         id,
     );
     out.extend_from_slice(body);
-}
-
-/// HPACK-encodes a response head: names lowercased, connection-specific fields dropped.
-fn encode_head(head: &ResponseHead<'_>, block: &mut Vec<u8>) {
-    encode_status(head.status, block);
-    let mut name = Vec::new();
-    for line in head.lines.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
-        let Some(colon) = line.iter().position(|&b| b == b':') else {
-            continue;
-        };
-        name.clear();
-        name.extend(line[..colon].iter().map(u8::to_ascii_lowercase));
-        if CONNECTION_SPECIFIC.iter().any(|c| c.as_bytes() == name) {
-            continue;
-        }
-        let value = line[colon + 1..].trim_ascii();
-        encode_field(&name, value, block);
-    }
-    if let Some(n) = head.length {
-        let mut digits = itoa::Buffer::new();
-        encode_field(b"content-length", digits.format(n).as_bytes(), block);
-    }
 }

@@ -94,15 +94,6 @@ struct Out {
 }
 
 impl Out {
-    /// Queues the frames `f` builds.
-    fn queue(&mut self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        if self.broken {
-            return Err(broken());
-        }
-        f(&mut self.queued);
-        Ok(())
-    }
-
     /// Writes what is queued.
     fn flush(&mut self) -> io::Result<()> {
         if self.broken {
@@ -249,17 +240,24 @@ impl Shared {
 
     /// Writes the frames `f` builds now, after those queued before them.
     pub(crate) fn send(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
-        let mut out = self.out.lock();
-        out.queue(f)?;
-        out.flush()
+        self.frames(true, f)
     }
 
     /// Queues the frames `f` builds (written at once past [`FLUSH_AT`] queued bytes): the
     /// caller flushes before it waits for anything.
     pub(crate) fn queue(&self, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        self.frames(false, f)
+    }
+
+    /// Queues the frames `f` builds (a response's head is encoded straight into the queue),
+    /// and writes what is queued if `now` or past [`FLUSH_AT`] bytes.
+    pub(crate) fn frames(&self, now: bool, f: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
         let mut out = self.out.lock();
-        out.queue(f)?;
-        if out.queued.len() >= FLUSH_AT {
+        if out.broken {
+            return Err(broken());
+        }
+        f(&mut out.queued);
+        if now || out.queued.len() >= FLUSH_AT {
             return out.flush();
         }
         Ok(())

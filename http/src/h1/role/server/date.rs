@@ -59,6 +59,12 @@ impl DateCache {
     }
 }
 
+/// The date now, from the shared cache (a stream of an HTTP/2 connection, which has no
+/// [`DateCache`] of its own, formats it once per second with everyone else).
+pub(crate) fn current_date() -> [u8; DATE_LEN] {
+    shared_date(now_secs())
+}
+
 /// The date for `secs` from the shared cache, formatting and publishing it if it is stale.
 fn shared_date(secs: u64) -> [u8; DATE_LEN] {
     if let Some(b) = read_shared(secs) {

@@ -21,5 +21,6 @@ mod status;
 
 pub(crate) use buffers::{Conn, Scratch, INIT_READ_BUF, MIN_BODY_ROOM, WRITE_FLUSH_AT};
 pub(crate) use conn::{serve, ConnMemory, Dispatch, Ending, Next};
+pub(crate) use date::current_date;
 pub(crate) use input::Input;
 pub(crate) use pool::ConnPool;
