@@ -256,6 +256,7 @@ fn apply(config: Config) -> Result<Config> {
         config.pin_workers,
     );
     crate::stack_trim::set_stack_size(config.stack_size);
+    crate::stack_sweep::start(config.stack_pool);
     blocking::set_max_threads(config.blocking_threads);
     startup::check(config.planned_fibers, config.raise_nofile);
     *applied = Some(config.clone());

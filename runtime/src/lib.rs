@@ -25,7 +25,8 @@
 //! Inside, not public: `engine/` (the only files that name `may`: what the rest of the crate
 //! takes from the engine, listed in its module docs), `counters` (the atomics [`stats()`] reads),
 //! `overflow` (a stack overflow ends its fiber, never the process), `stack_trim` (deep stack
-//! pages given back), `coarse_timer` (the sweeper behind `read_within`), `wake_timer` (deadlines
+//! pages given back), `stack_sweep` (the pooled stacks' pages given back when the process goes
+//! quiet), `coarse_timer` (the sweeper behind `read_within`), `wake_timer` (deadlines
 //! for `accept` and readiness waits), `error`.
 //!
 //! # Rules for fiber code
@@ -65,6 +66,7 @@ pub mod net;
 mod overflow;
 pub mod scope;
 pub mod shutdown;
+mod stack_sweep;
 mod stack_trim;
 pub mod startup;
 pub mod stats;

@@ -200,6 +200,34 @@ pub(crate) fn below_here() -> usize {
     high - low
 }
 
+/// The body of the stack sweep's fibers (`stack_sweep.rs`): gives back every page of the
+/// running fiber's stack below its frame (all but [`CALL_ROOM`] bytes under it), resident or
+/// not, down to the bottom's [`BOTTOM_KEEP_PAGES`] pages (the engine's sentinel words).
+///
+/// Called as a fiber's whole body, with nothing captured, or from such a body's frame: its
+/// frame lies within a page or two of the stack's top (the engine's first frames and this
+/// one), so `sp - stack size` is at most that far under the stack's bottom and the bottom
+/// pages kept cover it, as in [`fiber_ends`]. No `mincore` look: `madvise` on pages that are not resident costs a walk of
+/// the page tables, less than the look. Not counted in [`trimmed_bytes`], which would then
+/// count pages that were never resident.
+#[inline(never)]
+pub(crate) fn sweep_own_stack() {
+    let stack = STACK_BYTES.load(Relaxed);
+    let marker = 0u8;
+    let sp = std::hint::black_box(std::ptr::addr_of!(marker) as usize);
+    let page = page_size();
+    let high = sp.saturating_sub(CALL_ROOM) / page * page;
+    let low = (sp.saturating_sub(stack) + BOTTOM_KEEP_PAGES * page).next_multiple_of(page);
+    if stack == 0 || high <= low {
+        return;
+    }
+    // SAFETY: [low, high) lies in this fiber's stack: `CALL_ROOM` under this frame (the madvise
+    // call's return address sits in that room) and, this frame being within a page or two of
+    // the top, at or above the stack's bottom pages that hold the engine's sentinel.
+    // `MADV_DONTNEED` on private anonymous memory only makes the next touch see zeroes.
+    unsafe { libc::madvise(low as *mut libc::c_void, high - low, libc::MADV_DONTNEED) };
+}
+
 /// A stack trimmed by [`all_below_here`]: when dropped (the wait is over, or unwinds), writes the
 /// engine's sentinel words back at the stack's bottom if the trim gave that page back.
 #[must_use]

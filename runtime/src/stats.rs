@@ -38,6 +38,9 @@ pub struct Stats {
     /// Bytes of fiber stacks given back to the kernel since start (their deep part, after a
     /// fiber went deep on them).
     pub stack_bytes_trimmed: u64,
+    /// Sweeps since start that gave back the pooled stacks' pages once the process went quiet
+    /// after a burst of fibers.
+    pub stack_sweeps: u64,
 }
 
 /// Reads every counter (a few relaxed atomic loads).
@@ -61,12 +64,13 @@ pub fn stats() -> Stats {
         stack_size: config.as_ref().map_or(0, |c| c.stack_size as u64),
         stack_pool: config.as_ref().map_or(0, |c| c.stack_pool as u64),
         stack_bytes_trimmed: crate::stack_trim::trimmed_bytes(),
+        stack_sweeps: crate::stack_sweep::sweeps(),
     }
 }
 
 impl fmt::Display for Stats {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let rows: [(&str, u64); 13] = [
+        let rows: [(&str, u64); 14] = [
             ("fibers spawned", self.fibers_spawned),
             ("fibers live", self.fibers_live),
             ("fibers finished", self.fibers_finished),
@@ -80,6 +84,7 @@ impl fmt::Display for Stats {
             ("stack size (bytes)", self.stack_size),
             ("stack pool", self.stack_pool),
             ("stack bytes trimmed", self.stack_bytes_trimmed),
+            ("stack sweeps", self.stack_sweeps),
         ];
         for (name, value) in rows {
             writeln!(f, "{name:<20} {value:>12}")?;

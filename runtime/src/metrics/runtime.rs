@@ -6,7 +6,7 @@ use super::Exposition;
 /// Writes the runtime's families.
 pub(super) fn collect(out: &mut Exposition) {
     let s = crate::stats();
-    let counters: [(&'static str, &str, u64); 5] = [
+    let counters: [(&'static str, &str, u64); 6] = [
         (
             "moria_fibers_spawned",
             "Fibers spawned since start.",
@@ -31,6 +31,11 @@ pub(super) fn collect(out: &mut Exposition) {
             "moria_stack_trimmed_bytes",
             "Fiber stack bytes given back to the kernel.",
             s.stack_bytes_trimmed,
+        ),
+        (
+            "moria_stack_sweeps",
+            "Sweeps that gave back the pooled stacks' pages once quiet.",
+            s.stack_sweeps,
         ),
     ];
     for (name, help, v) in counters {
