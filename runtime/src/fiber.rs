@@ -5,7 +5,7 @@
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
 use std::time::Duration;
 
 use crate::config::{self, Runtime};
@@ -19,7 +19,8 @@ struct FinishGuard;
 
 impl Drop for FinishGuard {
     fn drop(&mut self) {
-        FIBERS_FINISHED.fetch_add(1, Relaxed);
+        let ended = FIBERS_FINISHED.fetch_add(1, SeqCst) + 1;
+        crate::stack_sweep::fiber_finished(ended);
         shutdown::fiber_finished();
     }
 }

@@ -8,9 +8,10 @@
 //! number of connections afterwards. `stack_trim` gives back only what lies deeper than its
 //! `KEEP` (32 KiB), and cannot look at every fiber end (a look costs four pooled spawns).
 //!
-//! So a thread looks every [`QUIET`]: when no fiber ended during the last interval and at least
-//! the pool's capacity of fibers ended since the last sweep (a stack goes back to the pool when
-//! its fiber ends, with what that fiber touched), it sweeps: one
+//! So a thread waits until the pool's capacity of fibers ended since the last sweep (a stack goes
+//! back to the pool when its fiber ends, with what that fiber touched; the fiber end that makes
+//! the count wakes the thread), then looks every [`QUIET`] until no fiber ended during the last
+//! interval, and sweeps: one
 //! fiber starts the pool's capacity of fibers, one after the other, each of which gives back
 //! every page of its own stack below its frame (the top page, where its frame is, and the
 //! bottom pages with the engine's sentinel stay). Taken from the head and put back at the tail,
@@ -24,7 +25,9 @@
 //!   server under steady load never sweeps. Each stack's next fiber takes its first touches of
 //!   those pages as zero-filled page faults again. The sweep's own fibers are not counted as fibers
 //!   (in [`stats`](crate::stats())) and do not count towards the next sweep.
-//! - The thread wakes every [`QUIET`] (20 times a second) to read one counter.
+//! - The thread sleeps while no sweep is due: an idle process is not woken. Once one is due it
+//!   looks every [`QUIET`] until the process is quiet; a fiber's end costs one atomic load and
+//!   compare (the wake-up only for the end that makes a sweep due).
 //! - Stacks in use (a fiber waiting in a read) are not swept: only the pool's.
 //!
 //! Measured on the file server with 10,000 idle keep-alive connections, one GET each
@@ -32,7 +35,9 @@
 //! after the burst to 2,052 KiB, what they hold at start (the top page and the sentinel's).
 
 use std::panic::catch_unwind;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::OnceLock;
+use std::thread::Thread;
 use std::time::Duration;
 
 use crate::counters::FIBERS_FINISHED;
@@ -43,6 +48,24 @@ pub(crate) const QUIET: Duration = Duration::from_millis(50);
 
 /// Sweeps run since start.
 static SWEEPS: AtomicU64 = AtomicU64::new(0);
+
+/// The count of ended fibers from which a sweep is due, `u64::MAX` while the thread is not
+/// waiting for one (no thread, or one already awake).
+static DUE_AT: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// The sweeping thread, to wake when a sweep becomes due.
+static SWEEPER: OnceLock<Thread> = OnceLock::new();
+
+/// Called at each fiber's end with the count of ended fibers it made: wakes the sweeping thread
+/// if that count makes a sweep due.
+pub(crate) fn fiber_finished(ended: u64) {
+    if ended >= DUE_AT.load(SeqCst) {
+        DUE_AT.store(u64::MAX, Relaxed);
+        if let Some(sweeper) = SWEEPER.get() {
+            sweeper.unpark();
+        }
+    }
+}
 
 /// Sweeps of the stack pool run since start.
 pub(crate) fn sweeps() -> u64 {
@@ -58,25 +81,38 @@ pub(crate) fn start(capacity: usize) {
     let started = std::thread::Builder::new()
         .name("moria-stack-sweep".into())
         .spawn(move || watch(capacity as u64));
-    if let Err(e) = started {
-        log::warn!("cannot start the stack-sweep thread ({e}): pooled stacks keep their pages");
+    match started {
+        Ok(handle) => {
+            let _ = SWEEPER.set(handle.thread().clone());
+        }
+        Err(e) => {
+            log::warn!("cannot start the stack-sweep thread ({e}): pooled stacks keep their pages")
+        }
     }
 }
 
-/// Every [`QUIET`], sweeps if no fiber ended since the last look and the pool's `capacity` of
-/// fibers did since the last sweep.
+/// Sleeps until the pool's `capacity` of fibers ended since the last sweep, then looks every
+/// [`QUIET`] until no fiber ended since the last look, and sweeps.
 fn watch(capacity: u64) {
-    let mut seen = FIBERS_FINISHED.load(Relaxed);
-    let mut swept_at = seen;
+    let mut swept_at = FIBERS_FINISHED.load(SeqCst);
     loop {
-        std::thread::sleep(QUIET);
-        let ended = FIBERS_FINISHED.load(Relaxed);
-        let quiet = ended == seen;
-        seen = ended;
-        if !quiet || ended.wrapping_sub(swept_at) < capacity {
-            continue;
+        // Published before the count is read: an end that makes the count after this read sees
+        // it and wakes the thread (both sides sequentially consistent).
+        DUE_AT.store(swept_at.wrapping_add(capacity), SeqCst);
+        while FIBERS_FINISHED.load(SeqCst).wrapping_sub(swept_at) < capacity {
+            std::thread::park();
         }
-        swept_at = ended;
+        DUE_AT.store(u64::MAX, Relaxed);
+        let mut seen = FIBERS_FINISHED.load(Relaxed);
+        loop {
+            std::thread::sleep(QUIET);
+            let ended = FIBERS_FINISHED.load(Relaxed);
+            if ended == seen {
+                break;
+            }
+            seen = ended;
+        }
+        swept_at = seen;
         sweep(capacity);
     }
 }
