@@ -64,8 +64,13 @@ impl ConnCtx<'_> {
             (true, Version::Http10) => ConnHeader::KeepAlive,
             (true, Version::Http11 | Version::Http2) => ConnHeader::None,
         };
+        // A static body the encoder may send with the head (it keeps small ones rendered).
+        let static_body = match res.body {
+            BodyKind::Static(b) if !is_head && length != Length::Bodyless => Some(b),
+            _ => None,
+        };
         let date = conn.date.get(conn.now);
-        conn.encoder.encode(
+        let body_sent = conn.encoder.encode(
             &mut conn.wbuf,
             &res.head,
             conn.now,
@@ -73,6 +78,7 @@ impl ConnCtx<'_> {
             self.cfg.server_line.as_deref(),
             length,
             conn_header,
+            static_body,
         );
         let status = res.head.status;
         if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
@@ -85,7 +91,7 @@ impl ConnCtx<'_> {
         if let Some(b) = memory.filter(|b| b.len() <= INLINE_BODY_MAX) {
             // The usual small answer: batched where it lies (the reset before the next
             // request drops it), without moving the body out.
-            if !is_head && length != Length::Bodyless {
+            if !is_head && length != Length::Bodyless && !body_sent {
                 conn.wbuf.extend_from_slice(b);
             }
             return after_write(conn, io, keep);
