@@ -27,6 +27,9 @@ const STREAM_BUF: usize = 16 * 1024;
 
 impl ConnCtx<'_> {
     /// Encodes and sends (or batches) the response; returns whether the connection stays open.
+    /// Inlined into the request's dispatch: the usual answer (a small body in memory) is
+    /// batched here, the others are sent by [`Self::send_body`], out of line.
+    #[inline(always)]
     pub(super) fn write_response<T: Transport>(
         &self,
         conn: &mut Conn<Exchange>,
@@ -96,6 +99,21 @@ impl ConnCtx<'_> {
             }
             return after_write(conn, io, keep);
         }
+        self.send_body(conn, io, is_head, length, keep, span)
+    }
+
+    /// Sends a body that is not a small one in memory (a large one, a reader, a file, a
+    /// stream, ranges) after the batched head; returns `keep`.
+    #[inline(never)]
+    fn send_body<T: Transport>(
+        &self,
+        conn: &mut Conn<Exchange>,
+        io: &mut T,
+        is_head: bool,
+        length: Length,
+        keep: bool,
+        span: Option<(usize, usize)>,
+    ) -> io::Result<bool> {
         let body = std::mem::replace(&mut conn.app.res.body, BodyKind::Empty);
         if is_head || length == Length::Bodyless {
             return after_write(conn, io, keep);
@@ -117,6 +135,7 @@ impl ConnCtx<'_> {
         after_write(conn, io, keep)
     }
 
+    #[inline(never)]
     fn log_access(
         &self,
         conn: &Conn<Exchange>,
