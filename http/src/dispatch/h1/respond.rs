@@ -27,6 +27,9 @@ const STREAM_BUF: usize = 16 * 1024;
 
 impl ConnCtx<'_> {
     /// Encodes and sends (or batches) the response; returns whether the connection stays open.
+    /// Inlined into the request's dispatch: the usual answer (a small body in memory) is
+    /// batched here, the others are sent by [`Self::send_body`], out of line.
+    #[inline(always)]
     pub(super) fn write_response<T: Transport>(
         &self,
         conn: &mut Conn<Exchange>,
@@ -64,8 +67,13 @@ impl ConnCtx<'_> {
             (true, Version::Http10) => ConnHeader::KeepAlive,
             (true, Version::Http11 | Version::Http2) => ConnHeader::None,
         };
+        // A static body the encoder may send with the head (it keeps small ones rendered).
+        let static_body = match res.body {
+            BodyKind::Static(b) if !is_head && length != Length::Bodyless => Some(b),
+            _ => None,
+        };
         let date = conn.date.get(conn.now);
-        conn.encoder.encode(
+        let body_sent = conn.encoder.encode(
             &mut conn.wbuf,
             &res.head,
             conn.now,
@@ -73,6 +81,7 @@ impl ConnCtx<'_> {
             self.cfg.server_line.as_deref(),
             length,
             conn_header,
+            static_body,
         );
         let status = res.head.status;
         if let Some((a, b)) = span.filter(|_| access_log::enabled()) {
@@ -85,11 +94,26 @@ impl ConnCtx<'_> {
         if let Some(b) = memory.filter(|b| b.len() <= INLINE_BODY_MAX) {
             // The usual small answer: batched where it lies (the reset before the next
             // request drops it), without moving the body out.
-            if !is_head && length != Length::Bodyless {
+            if !is_head && length != Length::Bodyless && !body_sent {
                 conn.wbuf.extend_from_slice(b);
             }
             return after_write(conn, io, keep);
         }
+        self.send_body(conn, io, is_head, length, keep, span)
+    }
+
+    /// Sends a body that is not a small one in memory (a large one, a reader, a file, a
+    /// stream, ranges) after the batched head; returns `keep`.
+    #[inline(never)]
+    fn send_body<T: Transport>(
+        &self,
+        conn: &mut Conn<Exchange>,
+        io: &mut T,
+        is_head: bool,
+        length: Length,
+        keep: bool,
+        span: Option<(usize, usize)>,
+    ) -> io::Result<bool> {
         let body = std::mem::replace(&mut conn.app.res.body, BodyKind::Empty);
         if is_head || length == Length::Bodyless {
             return after_write(conn, io, keep);
@@ -111,6 +135,7 @@ impl ConnCtx<'_> {
         after_write(conn, io, keep)
     }
 
+    #[inline(never)]
     fn log_access(
         &self,
         conn: &Conn<Exchange>,

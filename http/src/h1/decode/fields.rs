@@ -111,13 +111,22 @@ fn word_at(buf: &[u8], i: usize) -> Option<u64> {
 
 /// The first index at or after `i` whose byte is not a field-value byte (`buf.len()` if
 /// none): eight bytes at a time while they are SP or VCHAR (the bytes of nearly every value),
-/// byte by byte through [`FIELD_VALUE`] from the first other one (HTAB, obs-text, or the end).
+/// byte by byte through [`FIELD_VALUE`] from the first other one when that is HTAB or
+/// obs-text (any other, CR at a line's end above all, ends the value there).
 #[inline(always)]
 fn skip_field_value(buf: &[u8], mut i: usize) -> usize {
     while let Some(w) = word_at(buf, i) {
         let m = outside_visible(w, b' ');
         if m != 0 {
-            return skip(buf, i + (m.trailing_zeros() / 8) as usize, &FIELD_VALUE);
+            let k = m.trailing_zeros() / 8;
+            let c = (w >> (8 * k)) as u8;
+            let j = i + k as usize;
+            // Of the bytes `outside_visible` flags, only HTAB and obs-text are field-value
+            // bytes.
+            return match c == b'\t' || c >= 0x80 {
+                true => skip(buf, j, &FIELD_VALUE),
+                false => j,
+            };
         }
         i += 8;
     }

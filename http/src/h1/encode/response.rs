@@ -67,42 +67,72 @@ pub(crate) enum ConnHeader {
     Close,
 }
 
-/// Room reserved up front for the framing and connection lines and the final CR LF.
-const TAIL_RESERVE: usize = 64;
+/// What the rendered head lines depend on, as words compared all at once: the status and the
+/// `has` flags that drop our own `Date` or `Server` line, the reason's and the server line's
+/// addresses and lengths (`&'static` bytes, named by where they are; 0 for none), the second
+/// the date says, and the framing (a tag and the length). All zeros (status 0) never matches.
+type HeadKey = [u64; 8];
 
-/// What a rendered prefix depends on: the status line, the server's own line, whether the
-/// handler set `Date` or `Server` itself, and the second the date says.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PrefixKey {
-    status: u16,
-    /// The reason's address and length (compared as a pointer: a miss renders again).
-    reason: Option<(usize, usize)>,
-    /// The server line's address and length (the server's one line, never its bytes).
-    server: Option<(usize, usize)>,
-    has: u8,
-    secs: u64,
+/// What the rest of the block depends on besides the field lines' bytes: the `Connection`
+/// line, the kept static body's address and length (0 for none), and the field lines' length.
+/// All ones never matches.
+type TailKey = [u64; 4];
+
+/// Whether two keys differ, without a branch per word.
+#[inline(always)]
+fn differ<const N: usize>(a: &[u64; N], b: &[u64; N]) -> bool {
+    a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) != 0
 }
 
-/// A response head's common lines, rendered once and copied for every response that shares
-/// them: the status line, `Server`, `Date` (re-rendered when the second changes) and the
-/// framing line (when the length changes). A pipelined batch of like answers costs one copy
-/// per head; anything else renders the block again, so it is never wrong, only slower.
-#[derive(Debug, Default)]
+/// The address and length of `bytes`, or zeros.
+#[inline(always)]
+fn named(bytes: Option<&[u8]>) -> [u64; 2] {
+    bytes.map_or([0, 0], |b| [b.as_ptr() as u64, b.len() as u64])
+}
+
+/// Static bodies up to this size are kept in the block after the head they were sent with;
+/// a larger one is appended by the caller.
+pub(crate) const KEPT_BODY_MAX: usize = 1024;
+
+/// A response head rendered once and copied whole for every response that shares it: the
+/// status line, `Server`, `Date` (rendered again when the second changes), the framing line,
+/// then the `Connection` line, the field lines, the empty line and a small static body. The
+/// lines up to the framing are rendered again only when their key changes, the rest when its
+/// key or the field lines' bytes do; so a pipelined batch of like answers costs one copy per
+/// answer, head and body together, and anything else is rendered again: never wrong, only
+/// slower.
+#[derive(Debug)]
 pub(crate) struct HeadEncoder {
-    /// The prefix's key; `None` until the first head.
-    prefix: Option<PrefixKey>,
-    /// The framing the line after the prefix declares.
-    length: Option<Length>,
-    /// The prefix's bytes, then the framing line's.
+    /// What the head lines in `block` were rendered for.
+    head: HeadKey,
+    /// What the rest of `block` was rendered for.
+    tail: TailKey,
+    /// The whole rendered head, then the kept body.
     block: Vec<u8>,
-    /// Where the framing line starts in `block`.
-    prefix_len: usize,
+    /// Where the head lines end in `block` (the `Connection` line, if any, starts there).
+    head_len: usize,
+    /// Where the field lines start in `block`.
+    fields_at: usize,
+}
+
+impl Default for HeadEncoder {
+    fn default() -> Self {
+        HeadEncoder {
+            head: [0; 8],
+            tail: [u64::MAX; 4],
+            block: Vec::new(),
+            head_len: 0,
+            fields_at: 0,
+        }
+    }
 }
 
 impl HeadEncoder {
     /// Appends the status line and header section of `res` to `out`; `date` is the IMF-fixdate
-    /// of `secs`.
+    /// of `secs`. `body`, a static body to send right after the head, is appended with it
+    /// when it is at most [`KEPT_BODY_MAX`] bytes; returns whether it was.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     pub(crate) fn encode(
         &mut self,
         out: &mut Vec<u8>,
@@ -112,43 +142,51 @@ impl HeadEncoder {
         server_line: Option<&[u8]>,
         length: Length,
         conn: ConnHeader,
-    ) {
-        let key = PrefixKey {
-            status: res.status,
-            reason: res.reason.map(|r| (r.as_ptr() as usize, r.len())),
-            server: server_line.map(|l| (l.as_ptr() as usize, l.len())),
-            has: res.has & (has::DATE | has::SERVER),
-            secs,
+        body: Option<&'static [u8]>,
+    ) -> bool {
+        let body = body.filter(|b| b.len() <= KEPT_BODY_MAX);
+        let [reason, reason_len] = named(res.reason.map(str::as_bytes));
+        let [server, server_len] = named(server_line);
+        let (tag, n) = match length {
+            Length::Bodyless => (0, 0),
+            Length::Known(n) => (1, n),
+            Length::Chunked => (2, 0),
+            Length::Close => (3, 0),
         };
-        if self.prefix != Some(key) {
-            self.render_prefix(key, res, date, server_line);
+        let status = u64::from(res.status) | u64::from(res.has & (has::DATE | has::SERVER)) << 16;
+        let head = [status, reason, reason_len, server, server_len, secs, tag, n];
+        let [body_at, body_len] = named(body);
+        let tail = [conn as u64, body_at, body_len, res.fields.len() as u64];
+        if differ(&head, &self.head) {
+            self.render_head(head, res, date, server_line, length);
         }
-        if self.length != Some(length) {
-            self.block.truncate(self.prefix_len);
-            length.encode(&mut self.block);
-            self.length = Some(length);
+        if differ(&tail, &self.tail) || !self.same_fields(&res.fields) {
+            self.render_tail(tail, conn, &res.fields, body);
         }
-        out.reserve(self.block.len() + res.fields.len() + TAIL_RESERVE);
         out.extend_from_slice(&self.block);
-        match conn {
-            ConnHeader::None => {}
-            ConnHeader::KeepAlive => out.extend_from_slice(b"Connection: keep-alive\r\n"),
-            ConnHeader::Close => out.extend_from_slice(b"Connection: close\r\n"),
-        }
-        if !res.fields.is_empty() {
-            out.extend_from_slice(&res.fields);
-        }
-        out.extend_from_slice(b"\r\n");
+        body.is_some()
     }
 
-    /// Renders the status line, the server's line and the date for `key` (the framing line
-    /// after them is rendered again too).
-    fn render_prefix(
+    /// Whether the field lines in `block` are `fields` (whose length the tail key matched).
+    #[inline(always)]
+    fn same_fields(&self, fields: &[u8]) -> bool {
+        fields.is_empty()
+            || self
+                .block
+                .get(self.fields_at..self.fields_at + fields.len())
+                == Some(fields)
+    }
+
+    /// Renders the status line, the server's line, the date and the framing line for `key`
+    /// (the rest of the block is rendered again after them).
+    #[cold]
+    fn render_head(
         &mut self,
-        key: PrefixKey,
+        key: HeadKey,
         res: &HeadToSend,
         date: &[u8; http_date::LEN],
         server_line: Option<&[u8]>,
+        length: Length,
     ) {
         let b = &mut self.block;
         b.clear();
@@ -169,18 +207,43 @@ impl HeadEncoder {
             }
         }
         if let Some(line) = server_line {
-            if key.has & has::SERVER == 0 {
+            if res.has & has::SERVER == 0 {
                 b.extend_from_slice(line);
             }
         }
-        if key.has & has::DATE == 0 {
+        if res.has & has::DATE == 0 {
             b.extend_from_slice(b"Date: ");
             b.extend_from_slice(date);
             b.extend_from_slice(b"\r\n");
         }
-        self.prefix_len = b.len();
-        self.prefix = Some(key);
-        self.length = None;
+        length.encode(b);
+        self.head_len = b.len();
+        self.head = key;
+        self.tail = [u64::MAX; 4];
+    }
+
+    /// Renders the `Connection` line, the field lines, the empty line and the kept body after
+    /// the head lines, for `key`.
+    #[inline(never)]
+    fn render_tail(
+        &mut self,
+        key: TailKey,
+        conn: ConnHeader,
+        fields: &[u8],
+        body: Option<&'static [u8]>,
+    ) {
+        let b = &mut self.block;
+        b.truncate(self.head_len);
+        match conn {
+            ConnHeader::None => {}
+            ConnHeader::KeepAlive => b.extend_from_slice(b"Connection: keep-alive\r\n"),
+            ConnHeader::Close => b.extend_from_slice(b"Connection: close\r\n"),
+        }
+        self.fields_at = b.len();
+        b.extend_from_slice(fields);
+        b.extend_from_slice(b"\r\n");
+        b.extend_from_slice(body.unwrap_or_default());
+        self.tail = key;
     }
 }
 
@@ -199,7 +262,7 @@ mod tests {
         length: Length,
         conn: ConnHeader,
     ) {
-        HeadEncoder::default().encode(out, res, 784111777, date, server_line, length, conn);
+        HeadEncoder::default().encode(out, res, 784111777, date, server_line, length, conn, None);
     }
 
     fn head(status: u16, reason: Option<&'static str>, fields: &[u8]) -> HeadToSend {
@@ -297,6 +360,13 @@ mod tests {
                 Length::Known(7),
             ),
             (
+                head(200, Some("Ok"), b"X: z\r\n"),
+                784111778,
+                later,
+                Some(server),
+                Length::Known(7),
+            ),
+            (
                 head(404, None, b""),
                 784111778,
                 later,
@@ -321,13 +391,34 @@ mod tests {
                 Length::Bodyless,
             ),
         ];
+        static LARGE: [u8; KEPT_BODY_MAX + 1] = [b'x'; KEPT_BODY_MAX + 1];
+        let bodies: [Option<&'static [u8]>; 5] = [
+            None,
+            Some(b"Hello"),
+            Some(b"Hello"),
+            Some(b"World"),
+            Some(&LARGE),
+        ];
         let mut reused = HeadEncoder::default();
         for (i, (res, secs, date, server, length)) in cases.iter().enumerate() {
             for conn in [ConnHeader::None, ConnHeader::Close] {
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                reused.encode(&mut a, res, *secs, date, *server, *length, conn);
-                HeadEncoder::default().encode(&mut b, res, *secs, date, *server, *length, conn);
-                assert_eq!(a, b, "case {i}");
+                for body in bodies {
+                    // What a fresh encoder writes for the head alone, then the body.
+                    let mut want = Vec::new();
+                    let fresh = HeadEncoder::default()
+                        .encode(&mut want, res, *secs, date, *server, *length, conn, None);
+                    assert!(!fresh, "no body, none written");
+                    want.extend_from_slice(body.unwrap_or_default());
+                    let mut got = Vec::new();
+                    let kept =
+                        reused.encode(&mut got, res, *secs, date, *server, *length, conn, body);
+                    let small = body.is_some_and(|b| b.len() <= KEPT_BODY_MAX);
+                    assert_eq!(kept, small, "case {i}, {conn:?}");
+                    if !kept {
+                        got.extend_from_slice(body.unwrap_or_default());
+                    }
+                    assert_eq!(got, want, "case {i}, {conn:?}");
+                }
             }
         }
     }
