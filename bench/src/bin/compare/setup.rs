@@ -168,6 +168,13 @@ const NGINX_SPARE_FDS: usize = 1024;
 /// no access log, unlimited keep-alive requests (HTTP/2 streams too), TLS 1.3 with the shared
 /// certificate and ALPN `h2`, h2c with prior knowledge on `h2c`, and `max_connections`
 /// connections per worker (with file descriptors to spare for them).
+///
+/// The h2c listener has a server of its own with `sendfile off`: nginx 1.22 sends each HTTP/2
+/// DATA frame from a file by turning `TCP_NODELAY` off and corking the connection (whatever
+/// `tcp_nopush` says), so after the uncork Nagle holds the small frame behind the unacknowledged
+/// HEADERS frame until the client's delayed ACK, 40 ms later (bench/README.md, "nginx and h2c").
+/// Without sendfile it writes the frame from memory with `TCP_NODELAY` on, as it does over TLS,
+/// where sendfile never applies.
 pub fn nginx_conf(
     env: &Env,
     http: SocketAddr,
@@ -185,8 +192,9 @@ pub fn nginx_conf(
          client_body_temp_path {d};\n  types {{ application/octet-stream bin; }}\n\
          default_type application/octet-stream;\n\
          server {{\n    listen {http} backlog=4096;\n    listen {https} ssl http2 backlog=4096;\n\
-         \x20   listen {h2c} http2 backlog=4096;\n\
-         root {www};\n  }}\n}}\n",
+         \x20   root {www};\n  }}\n\
+         server {{\n    listen {h2c} http2 backlog=4096;\n    sendfile off;\n\
+         \x20   root {www};\n  }}\n}}\n",
         workers = env.workers,
         conns = env.max_connections,
         nofile = env.max_connections + NGINX_SPARE_FDS,
