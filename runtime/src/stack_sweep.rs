@@ -81,20 +81,20 @@ pub(crate) fn start(capacity: usize) {
     let started = std::thread::Builder::new()
         .name("moria-stack-sweep".into())
         .spawn(move || watch(capacity as u64));
-    match started {
-        Ok(handle) => {
-            let _ = SWEEPER.set(handle.thread().clone());
-        }
-        Err(e) => {
-            log::warn!("cannot start the stack-sweep thread ({e}): pooled stacks keep their pages")
-        }
+    if let Err(e) = started {
+        log::warn!("cannot start the stack-sweep thread ({e}): pooled stacks keep their pages");
     }
 }
 
 /// Sleeps until the pool's `capacity` of fibers ended since the last sweep, then looks every
 /// [`QUIET`] until no fiber ended since the last look, and sweeps.
 fn watch(capacity: u64) {
-    let mut swept_at = FIBERS_FINISHED.load(SeqCst);
+    // Set before the first due count is published, so an end that sees the count finds the
+    // thread to wake.
+    let _ = SWEEPER.set(std::thread::current());
+    // Counted from the start of the process, not of this thread: a burst that ends before the
+    // thread first runs still makes a sweep due.
+    let mut swept_at = 0u64;
     loop {
         // Published before the count is read: an end that makes the count after this read sees
         // it and wakes the thread (both sides sequentially consistent).

@@ -93,10 +93,10 @@ fn pooled_stacks_give_their_pages_back_once_the_process_is_quiet() {
     let start = Instant::now();
     // A sweep that began during a burst (the machine stalled a burst fiber past the quiet
     // interval) may leave the burst's tail resident, with too few fibers after it for another:
-    // then the burst runs again.
+    // it is counted from before the burst, so the wait ends and the burst runs again.
     loop {
-        burst(4 * POOL);
         let sweeps = stats().stack_sweeps;
+        burst(4 * POOL);
         while stats().stack_sweeps == sweeps {
             assert!(
                 start.elapsed() < HANG_GUARD,
